@@ -1,0 +1,142 @@
+#include "cli.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_values.h"
+#include "fit_command.h"
+#include "gpubudget/error.h"
+#include "gpubudget/load.h"
+#include "gpubudget/version.h"
+
+namespace gpubudget::cli {
+
+namespace {
+
+void add_fit_options(CLI::App& fit, FitOptions& o) {
+  fit.add_option("MODEL", o.model, "model directory, config.json, or bundled Hugging Face id")->required();
+  fit.add_option("--gpu", o.gpu, "GPU preset (see `gpubudget gpus`)");
+  fit.add_option("--gpu-memory", o.gpu_memory, "CUDA-visible total per GPU (96GiB, 97887MiB, bytes)");
+  fit.add_option("--vllm-version", o.vllm_version, "vLLM version whose behaviour to reproduce (default: newest)");
+  auto& d = o.deployment;
+  fit.add_option("--tensor-parallel-size", d.tensor_parallel_size, "-tp: tensor-parallel size")->check(CLI::PositiveNumber);
+  fit.add_option("--pipeline-parallel-size", d.pipeline_parallel_size, "-pp: pipeline stages")->check(CLI::PositiveNumber);
+  fit.add_option("--data-parallel-size", d.data_parallel_size, "-dp: data-parallel size")->check(CLI::PositiveNumber);
+  fit.add_option("--decode-context-parallel-size", d.decode_context_parallel_size, "-dcp: decode context parallel")
+      ->check(CLI::PositiveNumber);
+  fit.add_flag("--enable-expert-parallel", d.enable_expert_parallel, "shard routed experts whole over TPxDP");
+  fit.add_option("--gpu-memory-utilization", d.gpu_memory_utilization, "fraction of the GPU vLLM may use");
+  fit.add_option("--kv-cache-dtype", d.kv_cache_dtype, "auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2");
+  fit.add_option("--max-model-len", o.max_model_len, "length to judge: N, 128k, auto or -1 (default: model maximum)");
+  fit.add_option("--max-num-seqs", d.max_num_seqs, "default: vLLM's for the GPU")->check(CLI::PositiveNumber);
+  fit.add_option("--max-num-batched-tokens", o.max_num_batched_tokens, "default: vLLM's for the GPU");
+  fit.add_option("--block-size", d.block_size, "default: the attention backend's")->check(CLI::PositiveNumber);
+  fit.add_flag("--enforce-eager", d.enforce_eager, "no CUDA graphs");
+  fit.add_option("--kv-cache-memory-bytes", o.kv_cache_memory_bytes, "fixed KV budget, bypasses utilization");
+  fit.add_flag("--json", o.json, "one JSON document on stdout");
+  fit.add_flag("--explain", o.explain, "show the formula and inputs behind each figure");
+}
+
+int run_gpus(const ConfigDir& configs, bool json, std::ostream& out) {
+  const auto presets = list_gpu_presets(configs);
+  if (json) {
+    nlohmann::ordered_json array = nlohmann::ordered_json::array();
+    for (const auto& g : presets) {
+      array.push_back({{"name", g.name},
+                       {"device_name", g.device_name},
+                       {"memory_bytes", g.memory.count()},
+                       {"nvidia_smi_mib", g.nvidia_smi_mib},
+                       {"compute_capability", g.platform == Platform::kCuda
+                                                  ? fmt::format("{}.{}", g.compute_capability_major,
+                                                                g.compute_capability_minor)
+                                                  : std::string("rocm")}});
+    }
+    out << array.dump(2) << "\n";
+    return 0;
+  }
+  out << fmt::format("{:<14} {:<46} {:>12} {:>12}  {}\n", "name", "device", "visible GiB", "smi MiB", "cc");
+  for (const auto& g : presets) {
+    out << fmt::format("{:<14} {:<46} {:>12.2f} {:>12}  {}\n", g.name, g.device_name, to_gib(g.memory),
+                       g.nvidia_smi_mib,
+                       g.platform == Platform::kCuda
+                           ? fmt::format("{}.{}", g.compute_capability_major, g.compute_capability_minor)
+                           : "rocm");
+  }
+  return 0;
+}
+
+int run_models(const ConfigDir& configs, std::ostream& out) {
+  std::vector<std::string> ids;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(configs.root / "models", ec)) {
+    std::string name = e.path().filename().string();
+    const auto sep = name.find("__");
+    if (sep != std::string::npos) name.replace(sep, 2, "/");
+    ids.push_back(name);
+  }
+  std::sort(ids.begin(), ids.end());
+  for (const auto& id : ids) out << id << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int run_cli(std::vector<std::string> args, std::ostream& out, std::ostream& err,
+            const std::filesystem::path& executable) {
+  CLI::App app{"gpubudget: will this model fit these GPUs under vLLM, and with how much context?", "gpubudget"};
+  app.require_subcommand(1);
+  std::string config_dir;
+  app.add_option("--config-dir", config_dir, "directory with gpus/, vllm/, models/ (default: bundled)");
+
+  FitOptions fit_options;
+  CLI::App* fit = app.add_subcommand("fit", "per-GPU budget and the largest --max-model-len that fits");
+  add_fit_options(*fit, fit_options);
+  bool gpus_json = false;
+  CLI::App* gpus = app.add_subcommand("gpus", "list GPU presets");
+  gpus->add_flag("--json", gpus_json, "JSON array");
+  CLI::App* models = app.add_subcommand("models", "list bundled models");
+  CLI::App* version = app.add_subcommand("version", "print the version");
+
+  try {
+    args = expand_vllm_short_flags(std::move(args));
+    std::reverse(args.begin(), args.end());  // CLI11 parses a reversed vector
+    app.parse(args);
+  } catch (const CLI::CallForHelp&) {
+    out << app.help();
+    return 0;
+  } catch (const CLI::CallForAllHelp&) {
+    out << app.help("", CLI::AppFormatMode::All);
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    err << "gpubudget: " << e.what() << "\n";
+    return static_cast<int>(ExitCode::kUsage);
+  } catch (const UsageError& e) {
+    err << "gpubudget: " << e.what() << "\n";
+    return static_cast<int>(ExitCode::kUsage);
+  }
+
+  try {
+    if (version->parsed()) {
+      out << "gpubudget " << kVersion << "\n";
+      return 0;
+    }
+    const ConfigDir configs = find_config_dir(config_dir, executable);
+    if (fit->parsed()) return run_fit(fit_options, configs, out, err);
+    if (gpus->parsed()) return run_gpus(configs, gpus_json, out);
+    if (models->parsed()) return run_models(configs, out);
+  } catch (const UsageError& e) {
+    err << "gpubudget: " << e.what() << "\n";
+    return static_cast<int>(ExitCode::kUsage);
+  } catch (const InputError& e) {
+    err << "gpubudget: " << e.what() << "\n";
+    return static_cast<int>(ExitCode::kBadInput);
+  } catch (const std::exception& e) {
+    err << "gpubudget: internal error: " << e.what() << "\n";
+    return static_cast<int>(ExitCode::kInternal);
+  }
+  err << "gpubudget: internal error: no subcommand ran\n";
+  return static_cast<int>(ExitCode::kInternal);
+}
+
+}  // namespace gpubudget::cli

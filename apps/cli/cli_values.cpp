@@ -1,0 +1,113 @@
+#include "cli_values.h"
+
+#include <cctype>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "gpubudget/error.h"
+
+namespace gpubudget::cli {
+
+namespace {
+
+[[noreturn]] void bad(const std::string& flag, const std::string& text, const std::string& expected) {
+  throw UsageError(fmt::format("{}: invalid value \"{}\" (expected {})", flag, text, expected));
+}
+
+bool parse_decimal(const std::string& digits, double& value) {
+  if (digits.empty()) return false;
+  bool dot = false;
+  for (char ch : digits) {
+    if (ch == '.') {
+      if (dot) return false;
+      dot = true;
+    } else if (!std::isdigit(static_cast<unsigned char>(ch))) {
+      return false;
+    }
+  }
+  value = std::stod(digits);
+  return std::isfinite(value);
+}
+
+}  // namespace
+
+std::int64_t parse_human_int(const std::string& flag, const std::string& text) {
+  const std::string expected = "an integer, optionally with k/m/g/t (x1000) or K/M/G/T (x1024)";
+  if (text.empty()) bad(flag, text, expected);
+  const char last = text.back();
+  double scale = 1;
+  std::string digits = text;
+  bool binary = false;
+  switch (last) {
+    case 'k': scale = 1e3; break;
+    case 'm': scale = 1e6; break;
+    case 'g': scale = 1e9; break;
+    case 't': scale = 1e12; break;
+    case 'K': scale = 1024.0; binary = true; break;
+    case 'M': scale = 1024.0 * 1024; binary = true; break;
+    case 'G': scale = 1024.0 * 1024 * 1024; binary = true; break;
+    case 'T': scale = 1024.0 * 1024 * 1024 * 1024; binary = true; break;
+    default: break;
+  }
+  if (scale != 1) digits = text.substr(0, text.size() - 1);
+  double value = 0;
+  if (!parse_decimal(digits, value)) bad(flag, text, expected);
+  if (binary && digits.find('.') != std::string::npos) bad(flag, text, "no decimals with a binary suffix");
+  const double result = value * scale;
+  if (result != std::floor(result) || result > 9.0e15) bad(flag, text, expected);
+  return static_cast<std::int64_t>(result);
+}
+
+std::optional<std::int64_t> parse_max_model_len(const std::string& text) {
+  if (text == "auto" || text == "-1") return std::nullopt;
+  const auto value = parse_human_int("--max-model-len", text);
+  if (value < 1) bad("--max-model-len", text, "a positive length, auto or -1");
+  return value;
+}
+
+std::int64_t parse_memory_size(const std::string& flag, const std::string& text) {
+  struct Unit {
+    const char* suffix;
+    double scale;
+  };
+  static const Unit kUnits[] = {{"TiB", 1099511627776.0}, {"GiB", 1073741824.0}, {"MiB", 1048576.0},
+                                {"KiB", 1024.0},          {"TB", 1e12},          {"GB", 1e9},
+                                {"MB", 1e6},              {"KB", 1e3},           {"B", 1}};
+  const std::string expected = "a size such as 96GiB, 97887MiB, 80GB or a byte count";
+  for (const auto& unit : kUnits) {
+    const std::string suffix = unit.suffix;
+    if (text.size() > suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      double value = 0;
+      if (!parse_decimal(text.substr(0, text.size() - suffix.size()), value)) bad(flag, text, expected);
+      const double bytes = std::floor(value * unit.scale);
+      if (bytes < 1 || bytes > 9.0e15) bad(flag, text, expected);
+      return static_cast<std::int64_t>(bytes);
+    }
+  }
+  double value = 0;
+  if (!parse_decimal(text, value) || value < 1 || value != std::floor(value) || value > 9.0e15) {
+    bad(flag, text, expected);
+  }
+  return static_cast<std::int64_t>(value);
+}
+
+std::vector<std::string> expand_vllm_short_flags(std::vector<std::string> args) {
+  static const std::pair<const char*, const char*> kShort[] = {{"-tp", "--tensor-parallel-size"},
+                                                               {"-pp", "--pipeline-parallel-size"},
+                                                               {"-dp", "--data-parallel-size"},
+                                                               {"-dcp", "--decode-context-parallel-size"}};
+  for (auto& arg : args) {
+    for (const auto& [short_name, long_name] : kShort) {
+      const std::string s = short_name;
+      if (arg == s) {
+        arg = long_name;
+      } else if (arg.rfind(s + "=", 0) == 0) {
+        arg = std::string(long_name) + arg.substr(s.size());
+      }
+    }
+  }
+  return args;
+}
+
+}  // namespace gpubudget::cli

@@ -1,0 +1,21 @@
+// Parsers for command-line values in vLLM's syntax.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpubudget::cli {
+
+// vLLM's human_readable_int: "131072", "128k" (×1000), "128K" (×1024), "1m"/"1M", "2g"/"2G",
+// "1t"/"1T"; decimals only with decimal suffixes ("1.5k"). Throws UsageError naming `flag`.
+std::int64_t parse_human_int(const std::string& flag, const std::string& text);
+// --max-model-len: a human-readable int, or "auto" / "-1" (= the model's maximum → nullopt).
+std::optional<std::int64_t> parse_max_model_len(const std::string& text);
+// --gpu-memory: "96GiB", "97887MiB", "80GB" (decimal), "1024KiB", or plain bytes.
+std::int64_t parse_memory_size(const std::string& flag, const std::string& text);
+// vLLM's multi-letter short flags (-tp, -pp, -dp, -dcp) rewritten to their long names.
+std::vector<std::string> expand_vllm_short_flags(std::vector<std::string> args);
+
+}  // namespace gpubudget::cli

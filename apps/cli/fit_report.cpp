@@ -1,0 +1,151 @@
+#include "fit_report.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace gpubudget::cli {
+
+namespace {
+
+std::string gib2(Bytes b) { return fmt::format("{:.2f} GiB", to_gib(b)); }
+
+std::string with_commas(std::int64_t n) {
+  std::string digits = std::to_string(n < 0 ? -n : n);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return n < 0 ? "-" + out : out;
+}
+
+}  // namespace
+
+std::string format_gib_like_vllm(Bytes b) {
+  const double rounded = std::round(to_gib(b) * 100.0) / 100.0;
+  std::string text = fmt::format("{:.2f}", rounded);
+  while (!text.empty() && text.back() == '0') text.pop_back();
+  if (!text.empty() && text.back() == '.') text += '0';
+  return text;
+}
+
+void write_fit_json(const ReportContext& c, const FitResult& r, std::ostream& out) {
+  const WorkerBudget& w = r.binding_worker();
+  nlohmann::ordered_json j;
+  j["schema_version"] = 1;
+  j["model"] = {{"architecture", c.model.architecture},
+                {"model_type", c.model.model_type},
+                {"num_layers", c.model.layers.size()},
+                {"derived_max_model_len", c.model.derived_max_model_len},
+                {"derived_max_model_len_source", c.model.derived_max_model_len_source},
+                {"source", c.model.source}};
+  j["deployment"] = {{"gpu", c.gpu.name},
+                     {"gpu_memory_bytes", c.gpu.memory.count()},
+                     {"tensor_parallel_size", c.deployment.tensor_parallel_size},
+                     {"pipeline_parallel_size", c.deployment.pipeline_parallel_size},
+                     {"data_parallel_size", c.deployment.data_parallel_size},
+                     {"decode_context_parallel_size", c.deployment.decode_context_parallel_size},
+                     {"enable_expert_parallel", c.deployment.enable_expert_parallel},
+                     {"gpu_memory_utilization", r.gpu_memory_utilization},
+                     {"kv_cache_dtype", r.kv_cache_dtype.name},
+                     {"kv_cache_dtype_reason", r.kv_cache_dtype.reason},
+                     {"block_size", r.block_size},
+                     {"attention_backend", r.attention_backend.empty() ? nlohmann::ordered_json(nullptr)
+                                                                       : nlohmann::ordered_json(r.attention_backend)},
+                     {"max_num_seqs", r.scheduler.max_num_seqs},
+                     {"max_num_batched_tokens", r.scheduler.max_num_batched_tokens},
+                     {"enforce_eager", c.deployment.enforce_eager},
+                     {"vllm_version", c.vllm_version},
+                     {"vllm_profile", c.profile.version}};
+  nlohmann::ordered_json components = nlohmann::ordered_json::array();
+  for (const auto& comp : w.weights.components) {
+    components.push_back({{"name", component_name(comp.component)}, {"bytes", comp.bytes.count()}});
+  }
+  j["per_gpu"] = {{"pp_rank", w.pp_rank},
+                  {"requested_bytes", w.requested.count()},
+                  {"weights_bytes", w.weights.total.count()},
+                  {"weights_components", components},
+                  {"activation_peak_bytes", w.overheads.activation_peak.count()},
+                  {"non_torch_bytes", w.overheads.non_torch.count()},
+                  {"cudagraph_bytes", w.overheads.cudagraph_charged ? w.overheads.cudagraph.count() : 0},
+                  {"cudagraph_estimate_bytes", w.overheads.cudagraph.count()},
+                  {"kv_cache_bytes", w.kv_cache.count()},
+                  {"overhead_relative_uncertainty", w.overheads.relative_uncertainty}};
+  j["kv_cache"] = {{"bytes_per_token", w.kv.bytes_per_token()},
+                   {"block_bytes", w.kv.block_bytes()},
+                   {"num_blocks", r.num_blocks},
+                   {"tokens", r.kv_cache_tokens},
+                   {"max_concurrency", std::round(r.max_concurrency * 100.0) / 100.0}};
+  j["max_model_len"] = r.max_model_len;
+  j["request"] = {{"max_model_len", r.judged_max_model_len},
+                  {"needed_bytes", r.needed.count()},
+                  {"fits", r.fits}};
+  nlohmann::ordered_json workers = nlohmann::ordered_json::array();
+  for (const auto& wk : r.workers) {
+    workers.push_back({{"pp_rank", wk.pp_rank},
+                       {"layers", {wk.first_layer, wk.end_layer}},
+                       {"weights_bytes", wk.weights.total.count()},
+                       {"kv_cache_bytes", wk.kv_cache.count()},
+                       {"num_blocks", wk.num_blocks},
+                       {"needed_bytes", wk.needed.count()},
+                       {"max_model_len", wk.max_model_len}});
+  }
+  j["workers"] = workers;
+  j["warnings"] = r.warnings;
+  out << j.dump(2) << "\n";
+}
+
+void write_fit_text(const ReportContext& c, const FitResult& r, bool explain, std::ostream& out) {
+  const WorkerBudget& w = r.binding_worker();
+  const auto& d = c.deployment;
+  out << fmt::format("{} ({}) on {} x {} ({}), TP={} PP={} DP={}{}\n", c.model.architecture, c.model.source,
+                     d.tensor_parallel_size * d.pipeline_parallel_size * d.data_parallel_size, c.gpu.name,
+                     gib2(c.gpu.memory), d.tensor_parallel_size, d.pipeline_parallel_size, d.data_parallel_size,
+                     d.decode_context_parallel_size > 1 ? fmt::format(" DCP={}", d.decode_context_parallel_size) : "");
+  out << fmt::format("vLLM {} behaviour (profile {}), KV cache {} ({}), block size {}{}\n\n", c.vllm_version,
+                     c.profile.version, r.kv_cache_dtype.name, r.kv_cache_dtype.reason, r.block_size,
+                     r.attention_backend.empty() ? "" : fmt::format(" ({})", r.attention_backend));
+  out << fmt::format("Per-GPU budget{}:\n", r.workers.size() > 1 ? fmt::format(" (binding stage {})", w.pp_rank) : "");
+  out << fmt::format("  requested ({} x {:.2f} GiB)      {:>10}\n", r.gpu_memory_utilization, to_gib(c.gpu.memory),
+                     gib2(w.requested));
+  out << fmt::format("  - weights                       {:>10}\n", gib2(w.weights.total));
+  for (const auto& comp : w.weights.components) {
+    out << fmt::format("      {:<26}{:>10}\n", component_name(comp.component), gib2(comp.bytes));
+  }
+  out << fmt::format("  - activation peak (estimate)    {:>10}\n", gib2(w.overheads.activation_peak));
+  out << fmt::format("  - non-torch (estimate)          {:>10}\n", gib2(w.overheads.non_torch));
+  out << fmt::format("  - CUDA graphs (estimate)        {:>10}{}\n",
+                     gib2(w.overheads.cudagraph_charged ? w.overheads.cudagraph : Bytes(0)),
+                     w.overheads.cudagraph_charged ? "" : fmt::format("  (not charged by this vLLM; ~{} at runtime)",
+                                                                      gib2(w.overheads.cudagraph)));
+  out << fmt::format("  = KV cache                      {:>10}   (overheads +/- {:.0f}%)\n\n", gib2(w.kv_cache),
+                     w.overheads.relative_uncertainty * 100);
+  out << fmt::format("KV cache: {} bytes per token per GPU, {} blocks of {} tokens\n", w.kv.bytes_per_token(),
+                     r.num_blocks, r.block_size);
+  out << fmt::format("GPU KV cache size: {} tokens\n", with_commas(r.kv_cache_tokens));
+  out << fmt::format("Maximum concurrency for {} tokens per request: {:.2f}x\n\n",
+                     with_commas(r.judged_max_model_len), r.max_concurrency);
+  out << fmt::format("Largest --max-model-len that fits: {}\n", with_commas(r.max_model_len));
+  out << fmt::format("Requested length {}{}: needs {} of KV cache per GPU -> {}\n", with_commas(r.judged_max_model_len),
+                     r.judged_is_derived ? " (the model's maximum)" : "", gib2(r.needed),
+                     r.fits ? "FITS" : "DOES NOT FIT");
+  if (!r.fits && w.kv_cache.count() > 0) {
+    out << fmt::format(
+        "vLLM would stop with: To serve at least one request with the model's max seq len ({}), ({} GiB KV cache is "
+        "needed, which is larger than the available KV cache memory ({} GiB).{}\n",
+        r.judged_max_model_len, format_gib_like_vllm(r.needed), format_gib_like_vllm(w.kv_cache),
+        r.max_model_len > 0
+            ? fmt::format(" Based on the available memory, the estimated maximum model length is {}.", r.max_model_len)
+            : "");
+  }
+  if (explain) {
+    out << "\nHow each figure was computed (binding worker):\n";
+    for (const auto& e : r.explanations) {
+      out << fmt::format("  {:<20} {}\n  {:<20} = {}\n", e.figure, e.formula, "", e.value);
+    }
+  }
+}
+
+}  // namespace gpubudget::cli

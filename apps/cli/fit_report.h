@@ -1,0 +1,25 @@
+// Rendering a FitResult: the fixed JSON document of docs/cli.md, or a human-readable budget.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "gpubudget/fit.h"
+
+namespace gpubudget::cli {
+
+struct ReportContext {
+  const ModelSpec& model;
+  const GpuSpec& gpu;
+  const Deployment& deployment;
+  const VllmProfile& profile;
+  std::string vllm_version;  // as requested (or the profile's, when not given)
+};
+
+void write_fit_json(const ReportContext& context, const FitResult& result, std::ostream& out);
+void write_fit_text(const ReportContext& context, const FitResult& result, bool explain, std::ostream& out);
+
+// vLLM's format_gib: round(b / 2^30, 2) printed without trailing zeros ("17.16", "12.3").
+std::string format_gib_like_vllm(Bytes b);
+
+}  // namespace gpubudget::cli

@@ -1,0 +1,55 @@
+// Bytes: a signed count of bytes, the one unit every memory figure in gpubudget is kept in.
+//
+// Signed so that `budget - used` can visibly go negative (vLLM's "No available memory for the cache
+// blocks" case). Arithmetic is exact integer arithmetic; conversion to GiB happens only for display.
+// Load-time bounds on config fields keep every product far below 2^63.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+
+namespace gpubudget {
+
+class Bytes {
+ public:
+  constexpr Bytes() = default;
+  constexpr explicit Bytes(std::int64_t count) : count_(count) {}
+
+  [[nodiscard]] constexpr std::int64_t count() const { return count_; }
+
+  constexpr Bytes& operator+=(Bytes other) {
+    count_ += other.count_;
+    return *this;
+  }
+  constexpr Bytes& operator-=(Bytes other) {
+    count_ -= other.count_;
+    return *this;
+  }
+  friend constexpr Bytes operator+(Bytes a, Bytes b) { return Bytes(a.count_ + b.count_); }
+  friend constexpr Bytes operator-(Bytes a, Bytes b) { return Bytes(a.count_ - b.count_); }
+  friend constexpr Bytes operator*(Bytes a, std::int64_t k) { return Bytes(a.count_ * k); }
+  friend constexpr Bytes operator*(std::int64_t k, Bytes a) { return Bytes(a.count_ * k); }
+  // Integer division of a byte count by a count (e.g. bytes per layer); truncates toward zero.
+  friend constexpr Bytes operator/(Bytes a, std::int64_t k) { return Bytes(a.count_ / k); }
+  friend constexpr auto operator<=>(Bytes, Bytes) = default;
+
+ private:
+  std::int64_t count_ = 0;
+};
+
+inline constexpr std::int64_t kKiB = 1024;
+inline constexpr std::int64_t kMiB = 1024 * kKiB;
+inline constexpr std::int64_t kGiB = 1024 * kMiB;
+
+constexpr Bytes mib(std::int64_t n) { return Bytes(n * kMiB); }
+constexpr Bytes gib(std::int64_t n) { return Bytes(n * kGiB); }
+
+// For display only: bytes / 2^30.
+constexpr double to_gib(Bytes b) { return static_cast<double>(b.count()) / static_cast<double>(kGiB); }
+
+// Ceiling division of non-negative integers (vLLM's `cdiv`). Requires b > 0, a >= 0.
+constexpr std::int64_t cdiv(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+// Round a up to a multiple of b. Requires b > 0, a >= 0.
+constexpr std::int64_t round_up(std::int64_t a, std::int64_t b) { return cdiv(a, b) * b; }
+
+}  // namespace gpubudget

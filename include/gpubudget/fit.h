@@ -1,0 +1,83 @@
+// fit(): the per-GPU budget and the largest --max-model-len, as vLLM would decide at startup.
+//
+//   requested  = ceil(total × gpu_memory_utilization)                      (request_memory)
+//   kv_cache   = requested − weights − activation_peak − non_torch − cudagraph(if charged)
+//   fits(M)    ⇔ Σ layers cdiv(M', B)·page ≤ kv_cache on every worker     (_check_enough_kv_cache_memory)
+//   max_model_len = min over workers of the binary search                 (estimate_max_model_len)
+// See docs/methodology.md for each step and its vLLM source.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpubudget/bytes.h"
+#include "gpubudget/deployment.h"
+#include "gpubudget/gpu_spec.h"
+#include "gpubudget/kv_cache.h"
+#include "gpubudget/model_spec.h"
+#include "gpubudget/overheads.h"
+#include "gpubudget/vllm_profile.h"
+#include "gpubudget/weights.h"
+
+namespace gpubudget {
+
+// The budget of one GPU worker (one pipeline stage; all TP ranks of a stage are alike).
+struct WorkerBudget {
+  std::int64_t pp_rank = 0;
+  std::int64_t first_layer = 0;
+  std::int64_t end_layer = 0;
+  Bytes requested;
+  WeightsBreakdown weights;
+  OverheadEstimate overheads;
+  Bytes kv_cache;  // what vLLM logs as "Available KV cache memory"
+  KvCacheLayout kv;
+  std::int64_t num_blocks = 0;
+  Bytes needed;                      // for the judged length
+  std::int64_t max_model_len = 0;    // largest length this worker fits
+};
+
+// A formula and its inputs, for `--explain`.
+struct Explanation {
+  std::string figure;
+  std::string formula;
+  std::string value;
+};
+
+struct FitResult {
+  // Resolved settings.
+  double gpu_memory_utilization = 0;
+  KvCacheDtype kv_cache_dtype;
+  std::int64_t block_size = 0;
+  std::string attention_backend;  // "" when no backend of this vLLM supports the combination
+  SchedulerLimits scheduler;
+  // Per worker; `binding` indexes the worker with the smallest largest-length.
+  std::vector<WorkerBudget> workers;
+  std::size_t binding = 0;
+  // The judged request.
+  std::int64_t judged_max_model_len = 0;
+  bool judged_is_derived = true;  // judged length is the model's own maximum (no --max-model-len)
+  Bytes needed;  // binding worker's need for the judged length
+  bool fits = false;
+  // Results.
+  std::int64_t max_model_len = 0;    // largest fitting length, capped at the judged length
+  std::int64_t num_blocks = 0;       // min over workers (includes vLLM's null block)
+  std::int64_t kv_cache_tokens = 0;  // "GPU KV cache size: N tokens"
+  double max_concurrency = 0;        // "Maximum concurrency for M tokens per request: Cx"
+  std::vector<std::string> warnings;
+  std::vector<Explanation> explanations;
+
+  [[nodiscard]] const WorkerBudget& binding_worker() const { return workers[binding]; }
+};
+
+// Throws InputError when vLLM would refuse the deployment (TP not dividing heads, a
+// --max-model-len above the derived maximum, an unknown --kv-cache-dtype, ...).
+FitResult fit(const ModelSpec& model, const GpuSpec& gpu, const Deployment& deployment,
+              const VllmProfile& profile);
+
+// vLLM's own maximum for the judged length check: "User-specified max_model_len (X) is greater
+// than the derived max_model_len" unless X ≤ derived.
+void check_max_model_len(const ModelSpec& model, std::int64_t requested);
+
+}  // namespace gpubudget

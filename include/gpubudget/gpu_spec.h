@@ -1,0 +1,25 @@
+// A GPU as vLLM sees it: the CUDA-visible total it divides by, not the marketing size.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "gpubudget/bytes.h"
+
+namespace gpubudget {
+
+enum class Platform { kCuda, kRocm };
+
+struct GpuSpec {
+  std::string name;          // preset name ("rtx-pro-6000") or "custom"
+  std::string device_name;   // as torch reports it ("NVIDIA H100 80GB HBM3"); vLLM tests it for "a100"
+  Bytes memory;              // cudaMemGetInfo total: what vLLM multiplies by gpu_memory_utilization
+  std::int64_t nvidia_smi_mib = 0;  // what nvidia-smi / rocm-smi prints as total (0 if unknown)
+  Platform platform = Platform::kCuda;
+  int compute_capability_major = 0;  // CUDA only; 0 on ROCm
+  int compute_capability_minor = 0;
+  bool nvlink = true;  // all GPUs of a node on NVLink/xGMI (custom all-reduce possible)
+  std::string memory_source;  // where `memory` comes from
+};
+
+}  // namespace gpubudget

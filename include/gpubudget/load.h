@@ -1,0 +1,45 @@
+// Loading models, GPU presets and vLLM version profiles from disk.
+//
+// Every loader throws InputError naming the file, the JSON path and the offending value.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "gpubudget/gpu_spec.h"
+#include "gpubudget/model_spec.h"
+#include "gpubudget/vllm_profile.h"
+
+namespace gpubudget {
+
+// Where presets and bundled models live: `<root>/gpus`, `<root>/vllm`, `<root>/models`.
+struct ConfigDir {
+  std::filesystem::path root;
+};
+
+// Search order: `explicit_dir` if not empty, then $GPUBUDGET_CONFIG_DIR, then relative to the
+// executable (`<exe>/../share/gpubudget/configs`, the source tree's `configs/` for build trees),
+// then the install prefix compiled in. Throws InputError if none exists.
+ConfigDir find_config_dir(const std::string& explicit_dir, const std::filesystem::path& executable);
+
+// `model` is a directory holding config.json, a path to a config.json, or the Hugging Face id of a
+// bundled model ("nvidia/Kimi-K2.5-NVFP4" → <root>/models/nvidia__Kimi-K2.5-NVFP4).
+ModelSpec load_model(const std::string& model, const ConfigDir& configs);
+
+// Parses an already-read config.json (plus an optional hf_quant_config.json text, "" if absent).
+// `source` names the file in error messages.
+ModelSpec parse_model_config(const std::string& config_json, const std::string& hf_quant_config_json,
+                             const std::string& source);
+
+GpuSpec load_gpu_preset(const std::string& name, const ConfigDir& configs);
+std::vector<GpuSpec> list_gpu_presets(const ConfigDir& configs);
+// A GPU that is no preset: `memory` bytes, CUDA, unknown compute capability.
+GpuSpec custom_gpu(Bytes memory);
+
+// The profile for vLLM `version` ("0.15", "0.15.1"): the newest profile whose version is ≤ it.
+// Empty `version` = the newest profile. Throws InputError for a version older than every profile.
+VllmProfile load_vllm_profile(const std::string& version, const ConfigDir& configs);
+std::vector<std::string> list_vllm_profiles(const ConfigDir& configs);
+
+}  // namespace gpubudget

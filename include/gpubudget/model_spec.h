@@ -1,0 +1,126 @@
+// ModelSpec: everything the memory maths needs to know about a model, resolved once at parse time.
+//
+// Family parsers (src/hf/*.cpp) turn a Hugging Face config into this per-layer, per-module
+// description, so that weights, KV cache and overhead maths never switch on architecture names.
+// Sizes are element counts of the *whole* model (before tensor parallelism); sharding is applied by
+// the maths from each module's Parallelism.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpubudget/dtype.h"
+#include "gpubudget/quantization.h"
+
+namespace gpubudget {
+
+// Which part of the model a tensor belongs to, for the per-GPU breakdown.
+enum class Component {
+  kEmbedding,
+  kAttention,
+  kDenseMlp,
+  kRoutedExperts,
+  kSharedExperts,
+  kRouter,
+  kNorms,
+  kLmHead,
+  kVision,
+  kExtraCopies,  // tensors vLLM creates beyond the checkpoint (e.g. MLA absorbed bf16 matrices)
+};
+
+std::string_view component_name(Component c);
+
+// How vLLM shards a linear layer over the tensor-parallel group (docs/methodology.md §Sharding).
+enum class Parallelism {
+  kColumn,      // outputs split: [N/tp, K]; bias split
+  kRow,         // inputs split: [N, K/tp]; bias replicated
+  kReplicated,  // full copy on every rank
+  kQkv,         // QKVParallelLinear: q heads split, KV heads split or replicated when tp > kv heads
+};
+
+// One linear layer (possibly several checkpoint matrices fused along the output dimension).
+struct LinearModule {
+  std::string name;                         // vLLM module prefix, for explanations
+  Component component = Component::kAttention;
+  Parallelism parallelism = Parallelism::kReplicated;
+  std::vector<std::int64_t> output_sizes;   // fused shards' output features (whole model)
+  std::int64_t input_size = 0;              // input features (whole model)
+  bool has_bias = false;
+  QuantFormat format;
+  // kQkv only: heads and head size; output_sizes are then q, k, v = heads * head_dim.
+  std::int64_t num_heads = 0;
+  std::int64_t num_kv_heads = 0;
+  std::int64_t head_dim = 0;
+};
+
+// A FusedMoE block: `num_experts` experts of gate+up [2I, H] and down [H, I].
+struct ExpertsModule {
+  std::string name;
+  std::int64_t num_experts = 0;
+  std::int64_t intermediate_size = 0;  // I, per expert
+  std::int64_t hidden_size = 0;        // H
+  QuantFormat format;
+};
+
+// A tensor that is stored whole on every rank that holds its layer (norms, biases, tables).
+struct ReplicatedTensor {
+  std::string name;
+  Component component = Component::kNorms;
+  std::int64_t elements = 0;
+  Dtype dtype = Dtype::kBFloat16;
+};
+
+enum class AttentionKind {
+  kFull,  // standard (GQA/MHA) attention: K and V of num_key_value_heads x head_dim
+  kMla,   // DeepSeek multi-head latent attention: one latent "head" of kv_lora_rank + qk_rope_head_dim
+};
+
+// What one decoder layer's attention stores in the KV cache.
+struct AttentionSpec {
+  AttentionKind kind = AttentionKind::kFull;
+  std::int64_t num_attention_heads = 0;
+  std::int64_t num_key_value_heads = 0;  // kFull: total KV heads (before TP)
+  std::int64_t head_dim = 0;             // kFull: K head size; kMla: kv_lora_rank + qk_rope_head_dim
+  std::int64_t head_dim_v = 0;           // kFull: V head size (= head_dim for every model so far)
+};
+
+struct LayerSpec {
+  std::int64_t index = 0;
+  AttentionSpec attention;
+  bool is_moe = false;
+  std::vector<LinearModule> linears;
+  std::vector<ExpertsModule> experts;
+  std::vector<ReplicatedTensor> replicated;
+};
+
+// Weights outside the decoder layers.
+struct VisionTower {
+  std::vector<LinearModule> linears;         // TP-sharded ViT linears and projector
+  std::vector<ReplicatedTensor> replicated;  // norms, patch embedding, position table, biases
+};
+
+struct ModelSpec {
+  std::string source;        // file or directory the model was read from
+  std::string architecture;  // config.json `architectures[0]`
+  std::string model_type;    // language model `model_type`
+  std::string family;        // parser that produced the spec ("deepseek_v2", "llama")
+  Dtype dtype = Dtype::kBFloat16;  // unquantized weight dtype (`torch_dtype` / `dtype`)
+  std::int64_t hidden_size = 0;
+  std::int64_t vocab_size = 0;
+  bool tie_word_embeddings = false;
+  QuantFormat lm_head_format;
+  std::vector<LayerSpec> layers;  // decoder layers only; MTP / next-n layers are not loaded by vLLM
+  std::int64_t skipped_mtp_layers = 0;
+  std::optional<VisionTower> vision;
+  std::vector<ReplicatedTensor> final_norms;  // on the last pipeline stage
+  CheckpointQuantization quantization;
+  // vLLM's derived maximum length and the key it came from (docs/methodology.md §max_model_len).
+  std::int64_t derived_max_model_len = 0;
+  std::string derived_max_model_len_source;
+  // For the activation estimate: MoE top-k (0 for dense models).
+  std::int64_t num_experts_per_token = 0;
+};
+
+}  // namespace gpubudget

@@ -1,0 +1,54 @@
+// How a checkpoint stores its linear and expert weights, resolved per module at parse time.
+//
+// A QuantFormat says how one logical weight matrix [N_out, K_in] is stored on a GPU after vLLM has
+// loaded and post-processed it; weights.h turns it into exact bytes (docs/methodology.md §Weights).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpubudget/dtype.h"
+
+namespace gpubudget {
+
+enum class QuantKind {
+  kUnquantized,  // `dtype` elements, e.g. bf16
+  kFp8Block,     // fp8 e4m3 weight + fp32 scale per [block_n x block_k] tile (DeepSeek `weight_block_size`)
+  kNvfp4,        // 4-bit e2m1 weight (2 per byte) + fp8 e4m3 scale per `group_size` inputs + fp32 globals
+};
+
+struct QuantFormat {
+  QuantKind kind = QuantKind::kUnquantized;
+  Dtype dtype = Dtype::kBFloat16;  // element type when kind == kUnquantized
+  std::int64_t block_n = 0;        // kFp8Block: output rows per scale tile
+  std::int64_t block_k = 0;        // kFp8Block: input columns per scale tile
+  std::int64_t group_size = 0;     // kNvfp4: inputs per fp8 scale (16)
+
+  friend bool operator==(const QuantFormat&, const QuantFormat&) = default;
+};
+
+std::string describe(const QuantFormat& format);
+
+// The checkpoint's quantization as declared by `quantization_config` (config.json) or
+// `hf_quant_config.json` (ModelOpt), before it is applied to modules.
+struct CheckpointQuantization {
+  // "" (none), "fp8", "modelopt", "modelopt_fp4" ... as vLLM names the method.
+  std::string method;
+  // The format of modules the quantization applies to (kUnquantized when method is empty).
+  QuantFormat format;
+  // Checkpoint module-name patterns left unquantized (`exclude_modules`, `ignore`); matched as vLLM
+  // does (exact, or glob where `*` is any run and `.` is literal; `re:` prefix = regular expression).
+  std::vector<std::string> excluded_modules;
+  // KV-cache dtype the checkpoint asks for when --kv-cache-dtype is `auto`: "" (none), "fp8_e4m3"
+  // (ModelOpt kv_cache_quant_algo FP8 / kv_cache_scheme float 8-bit), "fp8" (compressed-tensors).
+  std::string kv_cache_dtype;
+  // Where the declaration came from, for explanations ("config.json:/quantization_config").
+  std::string source;
+};
+
+// True when every checkpoint shard name of a module matches one of `patterns`.
+// `shard_names` are full checkpoint tensor prefixes without the `.weight` suffix.
+bool is_excluded(const std::vector<std::string>& patterns, const std::vector<std::string>& shard_names);
+
+}  // namespace gpubudget

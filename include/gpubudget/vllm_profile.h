@@ -1,0 +1,63 @@
+// VllmProfile: the behaviour of one vLLM release line, loaded from configs/vllm/<version>.json.
+//
+// Supporting a new vLLM release is a data change: defaults, attention-backend block sizes, the
+// "GPU KV cache size" report formula, CUDA-graph charging and overhead coefficients all live here.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpubudget/bytes.h"
+#include "gpubudget/gpu_spec.h"
+#include "gpubudget/model_spec.h"
+
+namespace gpubudget {
+
+// One attention backend in vLLM's priority order for a platform.
+struct AttentionBackend {
+  std::string name;                       // "FLASH_ATTN_MLA", "TRITON_MLA", ...
+  AttentionKind kind = AttentionKind::kFull;
+  Platform platform = Platform::kCuda;
+  std::vector<int> compute_capability_majors;  // empty = any
+  std::vector<std::string> kv_cache_dtypes;    // resolved dtypes it accepts ("bfloat16", "fp8_e4m3"...)
+  std::int64_t block_size = 16;                // block size it picks when --block-size is not given
+};
+
+// max_num_batched_tokens / max_num_seqs defaults for `vllm serve` (EngineArgs.get_batch_defaults).
+struct BatchDefaults {
+  double min_memory_gib = 0;             // GPU total at or above this ...
+  std::string excluded_device_substring;  // ... and device name not containing this (lower case)
+  std::int64_t max_num_batched_tokens = 0;
+  std::int64_t max_num_seqs = 0;
+};
+
+// Coefficients of the startup-overhead estimate (docs/methodology.md §Overheads).
+struct OverheadModel {
+  // Dummy sampler run: bytes per element of the [num_reqs, vocab] logits (fp32 logits, sort, softmax).
+  double sampler_bytes_per_logit = 0;
+  // Forward pass of the profile run: multiple of the largest per-token activation width, in bytes.
+  double forward_activation_factor = 0;
+  Bytes non_torch_single_gpu;     // non-torch increase at TP*PP == 1
+  Bytes non_torch_multi_nvlink;   // ... with several GPUs and custom all-reduce (NVLink)
+  Bytes non_torch_multi_pcie;     // ... with several GPUs on PCIe (custom all-reduce off)
+  Bytes cudagraph_base;           // CUDA-graph estimate: fixed part
+  Bytes cudagraph_per_layer;      // ... plus this per decoder layer on the worker
+  double relative_uncertainty = 0;  // 1-sigma relative error of (activation + non-torch + graphs)
+};
+
+struct VllmProfile {
+  std::string version;          // "0.15"
+  std::string description;
+  double default_gpu_memory_utilization = 0.9;
+  bool charges_cudagraph_memory = false;  // VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS default
+  // "GPU KV cache size" report: true = int(concurrency * max_model_len) (vLLM >= 0.21),
+  // false = num_blocks // num_groups * block_size (older).
+  bool kv_tokens_from_concurrency = false;
+  std::vector<BatchDefaults> batch_defaults;  // first matching entry wins
+  std::vector<AttentionBackend> attention_backends;  // priority order
+  OverheadModel overheads;
+  std::string source;  // file it was loaded from
+};
+
+}  // namespace gpubudget

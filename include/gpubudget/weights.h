@@ -1,0 +1,34 @@
+// Weights per GPU: exact bytes of every tensor vLLM holds on one worker after loading.
+//
+// Integer arithmetic from each module's local shard shape and QuantFormat
+// (docs/methodology.md §Weights). Mirrors vLLM's "Model loading took X GiB" up to the small
+// residual of runtime buffers that the checkpoint does not describe.
+#pragma once
+
+#include <vector>
+
+#include "gpubudget/bytes.h"
+#include "gpubudget/model_spec.h"
+#include "gpubudget/parallel_layout.h"
+
+namespace gpubudget {
+
+struct ComponentBytes {
+  Component component;
+  Bytes bytes;
+};
+
+struct WeightsBreakdown {
+  Bytes total;
+  std::vector<ComponentBytes> components;  // in Component order, zero entries omitted
+};
+
+// Bytes of one linear layer's local shard (weight, scales, bias) on a worker of `layout`.
+Bytes linear_bytes(const LinearModule& module, const ParallelLayout& layout);
+// Bytes of one FusedMoE block's local experts on a worker of `layout`.
+Bytes experts_bytes(const ExpertsModule& module, const ParallelLayout& layout);
+
+// Everything the worker holds. Does not throw (the layout was validated by make_parallel_layout).
+WeightsBreakdown weights_per_gpu(const ModelSpec& model, const ParallelLayout& layout);
+
+}  // namespace gpubudget

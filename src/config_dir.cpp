@@ -1,0 +1,42 @@
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "gpubudget/error.h"
+#include "gpubudget/load.h"
+
+#ifndef GPUBUDGET_SOURCE_CONFIG_DIR
+#define GPUBUDGET_SOURCE_CONFIG_DIR ""
+#endif
+#ifndef GPUBUDGET_INSTALL_CONFIG_DIR
+#define GPUBUDGET_INSTALL_CONFIG_DIR ""
+#endif
+
+namespace gpubudget {
+
+ConfigDir find_config_dir(const std::string& explicit_dir, const std::filesystem::path& executable) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  auto usable = [&](const fs::path& p) { return !p.empty() && fs::is_directory(p / "gpus", ec); };
+  if (!explicit_dir.empty()) {
+    if (!usable(explicit_dir)) {
+      throw InputError(fmt::format("--config-dir {}: not a gpubudget config directory (no gpus/ inside)", explicit_dir));
+    }
+    return {explicit_dir};
+  }
+  if (const char* env = std::getenv("GPUBUDGET_CONFIG_DIR"); env != nullptr && *env != '\0') {
+    if (!usable(env)) {
+      throw InputError(fmt::format("GPUBUDGET_CONFIG_DIR={}: not a gpubudget config directory (no gpus/ inside)", env));
+    }
+    return {env};
+  }
+  if (!executable.empty()) {
+    const fs::path installed = executable.parent_path() / ".." / "share" / "gpubudget" / "configs";
+    if (usable(installed)) return {installed.lexically_normal()};
+  }
+  if (usable(GPUBUDGET_INSTALL_CONFIG_DIR)) return {GPUBUDGET_INSTALL_CONFIG_DIR};
+  if (usable(GPUBUDGET_SOURCE_CONFIG_DIR)) return {GPUBUDGET_SOURCE_CONFIG_DIR};
+  throw InputError("no gpubudget config directory found; pass --config-dir or set GPUBUDGET_CONFIG_DIR");
+}
+
+}  // namespace gpubudget

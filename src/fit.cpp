@@ -1,0 +1,212 @@
+// The whole startup decision, per worker (docs/methodology.md §Budget, §Solver).
+#include "gpubudget/fit.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "gpubudget/error.h"
+
+namespace gpubudget {
+
+namespace {
+
+std::string lower(std::string s) {
+  for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+bool contains(const std::vector<std::string>& values, const std::string& v) {
+  return std::find(values.begin(), values.end(), v) != values.end();
+}
+
+bool runs_on(const AttentionBackend& b, const GpuSpec& gpu) {
+  if (b.platform != gpu.platform) return false;
+  if (b.compute_capability_majors.empty()) return true;
+  return std::find(b.compute_capability_majors.begin(), b.compute_capability_majors.end(),
+                   gpu.compute_capability_major) != b.compute_capability_majors.end();
+}
+
+// vLLM's backend choice: the first backend in priority order that runs on this GPU and accepts the
+// KV dtype (vllm/platforms/cuda.py::_get_backend_priorities).
+const AttentionBackend* select_backend(const VllmProfile& profile, const GpuSpec& gpu, AttentionKind kind,
+                                       const std::string& kv_dtype) {
+  for (const auto& b : profile.attention_backends) {
+    if (b.kind == kind && runs_on(b, gpu) && contains(b.kv_cache_dtypes, kv_dtype)) return &b;
+  }
+  return nullptr;
+}
+
+const AttentionBackend* first_backend_on(const VllmProfile& profile, const GpuSpec& gpu, AttentionKind kind) {
+  for (const auto& b : profile.attention_backends) {
+    if (b.kind == kind && runs_on(b, gpu)) return &b;
+  }
+  return nullptr;
+}
+
+SchedulerLimits scheduler_limits(const Deployment& d, const GpuSpec& gpu, const VllmProfile& profile,
+                                 std::int64_t max_model_len) {
+  SchedulerLimits limits;
+  const BatchDefaults* chosen = nullptr;
+  for (const auto& b : profile.batch_defaults) {
+    const bool big_enough = to_gib(gpu.memory) >= b.min_memory_gib;
+    const bool excluded = !b.excluded_device_substring.empty() &&
+                          lower(gpu.device_name).find(b.excluded_device_substring) != std::string::npos;
+    if (big_enough && !excluded) {
+      chosen = &b;
+      break;
+    }
+  }
+  limits.max_num_batched_tokens = d.max_num_batched_tokens.value_or(chosen ? chosen->max_num_batched_tokens : 2048);
+  limits.max_num_seqs = d.max_num_seqs.value_or(chosen ? chosen->max_num_seqs : 128);
+  limits.defaulted = !d.max_num_batched_tokens || !d.max_num_seqs;
+  // SchedulerConfig never schedules more tokens than max_num_seqs full-length requests hold.
+  limits.max_num_batched_tokens = std::min(limits.max_num_batched_tokens, limits.max_num_seqs * max_model_len);
+  return limits;
+}
+
+std::string gib_text(Bytes b) { return fmt::format("{:.2f} GiB", to_gib(b)); }
+
+}  // namespace
+
+void check_max_model_len(const ModelSpec& model, std::int64_t requested) {
+  if (requested < 1) {
+    throw InputError(fmt::format("--max-model-len: expected a positive length, `auto` or -1, got {}", requested));
+  }
+  if (requested > model.derived_max_model_len) {
+    throw InputError(fmt::format(
+        "--max-model-len: User-specified max_model_len ({}) is greater than the derived max_model_len ({} = {} "
+        "in {}); vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1",
+        requested, model.derived_max_model_len_source, model.derived_max_model_len, model.source));
+  }
+}
+
+FitResult fit(const ModelSpec& model, const GpuSpec& gpu, const Deployment& d, const VllmProfile& profile) {
+  FitResult r;
+  r.gpu_memory_utilization = d.gpu_memory_utilization.value_or(profile.default_gpu_memory_utilization);
+  if (!(r.gpu_memory_utilization > 0.0 && r.gpu_memory_utilization <= 1.0)) {
+    throw InputError(fmt::format("--gpu-memory-utilization: expected a value in (0, 1], got {}",
+                                 r.gpu_memory_utilization));
+  }
+  r.kv_cache_dtype = resolve_kv_cache_dtype(model, d.kv_cache_dtype);
+
+  // Attention backend and block size.
+  const AttentionKind kind = model.layers.front().attention.kind;
+  const AttentionBackend* backend = select_backend(profile, gpu, kind, r.kv_cache_dtype.name);
+  if (backend == nullptr) {
+    const AttentionBackend* fallback = first_backend_on(profile, gpu, kind);
+    r.warnings.push_back(fmt::format(
+        "no {} attention backend of vLLM {} accepts a {} KV cache on {}{}; vLLM would fail to start with it",
+        kind == AttentionKind::kMla ? "MLA" : "standard", profile.version, r.kv_cache_dtype.name, gpu.name,
+        gpu.platform == Platform::kCuda
+            ? fmt::format(" (compute capability {}.{})", gpu.compute_capability_major, gpu.compute_capability_minor)
+            : ""));
+    backend = fallback;
+  }
+  r.attention_backend = backend != nullptr ? backend->name : "";
+  r.block_size = d.block_size.value_or(backend != nullptr ? backend->block_size : 16);
+  if (r.block_size < 1) throw InputError(fmt::format("--block-size: expected a positive value, got {}", r.block_size));
+
+  // The judged length: --max-model-len, or the model's own maximum.
+  r.judged_is_derived = !d.max_model_len.has_value();
+  r.judged_max_model_len = d.max_model_len.value_or(model.derived_max_model_len);
+  check_max_model_len(model, r.judged_max_model_len);
+  r.scheduler = scheduler_limits(d, gpu, profile, r.judged_max_model_len);
+
+  const Bytes requested(static_cast<std::int64_t>(
+      std::ceil(static_cast<double>(gpu.memory.count()) * r.gpu_memory_utilization)));
+  for (std::int64_t stage = 0; stage < d.pipeline_parallel_size; ++stage) {
+    const ParallelLayout layout = make_parallel_layout(model, d, stage);
+    WorkerBudget w;
+    w.pp_rank = stage;
+    w.first_layer = layout.first_layer;
+    w.end_layer = layout.end_layer;
+    w.requested = requested;
+    w.weights = weights_per_gpu(model, layout);
+    w.overheads = estimate_overheads(model, layout, gpu, profile, r.scheduler, d.enforce_eager);
+    if (d.kv_cache_memory) {
+      w.kv_cache = *d.kv_cache_memory;
+    } else {
+      w.kv_cache = requested - w.weights.total - w.overheads.activation_peak - w.overheads.non_torch;
+      if (w.overheads.cudagraph_charged) w.kv_cache -= w.overheads.cudagraph;
+    }
+    w.kv = make_kv_cache_layout(model, layout, r.kv_cache_dtype.element_bytes, r.block_size);
+    w.num_blocks = w.kv.num_blocks(w.kv_cache);
+    w.needed = w.kv.needed(r.judged_max_model_len);
+    w.max_model_len = largest_fitting_length(w.kv, w.kv_cache, r.judged_max_model_len);
+    r.workers.push_back(std::move(w));
+  }
+
+  // vLLM takes the minimum over workers for both the block count and the auto-fitted length.
+  r.binding = 0;
+  r.num_blocks = r.workers.front().num_blocks;
+  for (std::size_t i = 0; i < r.workers.size(); ++i) {
+    const auto& w = r.workers[i];
+    r.num_blocks = std::min(r.num_blocks, w.num_blocks);
+    const auto& best = r.workers[r.binding];
+    if (w.max_model_len < best.max_model_len ||
+        (w.max_model_len == best.max_model_len && w.num_blocks < best.num_blocks)) {
+      r.binding = i;
+    }
+  }
+  const WorkerBudget& bw = r.binding_worker();
+  r.needed = bw.needed;
+  r.max_model_len = bw.max_model_len;
+  r.fits = true;
+  for (const auto& w : r.workers) r.fits = r.fits && w.needed <= w.kv_cache && w.kv_cache.count() > 0;
+
+  // _report_kv_cache_config: concurrency = num_blocks / blocks per request of length M.
+  const std::int64_t blocks_per_request = bw.kv.blocks_per_request(r.judged_max_model_len);
+  r.max_concurrency = static_cast<double>(r.num_blocks) / static_cast<double>(blocks_per_request);
+  if (profile.kv_tokens_from_concurrency) {
+    r.kv_cache_tokens = static_cast<std::int64_t>(r.max_concurrency * static_cast<double>(r.judged_max_model_len));
+  } else {
+    r.kv_cache_tokens = r.num_blocks * r.block_size * d.decode_context_parallel_size;
+  }
+
+  if (bw.kv_cache.count() <= 0) {
+    r.warnings.push_back("No available memory for the cache blocks: weights and overheads exceed the requested "
+                         "memory; vLLM would fail at startup");
+  }
+
+  // Explanations, binding worker.
+  const auto& o = bw.overheads;
+  r.explanations = {
+      {"requested", fmt::format("ceil(total {} B x gpu_memory_utilization {})", gpu.memory.count(),
+                                r.gpu_memory_utilization),
+       fmt::format("{} B = {}", bw.requested.count(), gib_text(bw.requested))},
+      {"weights", "sum of every local tensor shard (see `weights`)", gib_text(bw.weights.total)},
+      {"activation_peak",
+       fmt::format("max(sampler {} B/logit x min(T {}, S {}) x vocab {}, forward {} x T x widest activation x {} B)",
+                   profile.overheads.sampler_bytes_per_logit, r.scheduler.max_num_batched_tokens,
+                   r.scheduler.max_num_seqs, model.vocab_size, profile.overheads.forward_activation_factor,
+                   element_bytes(model.dtype)),
+       fmt::format("max({}, {}) = {}", gib_text(o.sampler), gib_text(o.forward), gib_text(o.activation_peak))},
+      {"non_torch", fmt::format("vLLM {} profile, {} GPU(s), {}", profile.version, d.tensor_parallel_size *
+                                d.pipeline_parallel_size, gpu.nvlink ? "NVLink" : "PCIe"),
+       gib_text(o.non_torch)},
+      {"cudagraph", fmt::format("base + per-layer x {} layers; {}", bw.end_layer - bw.first_layer,
+                                o.cudagraph_charged ? "charged (vLLM >= 0.21)" : "not charged by this vLLM"),
+       gib_text(o.cudagraph)},
+      {"kv_cache", d.kv_cache_memory ? std::string("--kv-cache-memory-bytes")
+                                     : std::string("requested - weights - activation_peak - non_torch") +
+                                           (o.cudagraph_charged ? " - cudagraph" : ""),
+       fmt::format("{} B = {}", bw.kv_cache.count(), gib_text(bw.kv_cache))},
+      {"kv_bytes_per_token",
+       fmt::format("sum over {} layers of per-layer bytes ({} B for layer {}), dtype {} ({} B)",
+                   bw.kv.layer_token_bytes.size(), bw.kv.layer_token_bytes.empty() ? 0 : bw.kv.layer_token_bytes.front(),
+                   bw.first_layer, r.kv_cache_dtype.name, r.kv_cache_dtype.element_bytes),
+       fmt::format("{} B", bw.kv.bytes_per_token())},
+      {"needed", fmt::format("cdiv({}, block {}) blocks x {} B per block (all layers)", r.judged_max_model_len,
+                             r.block_size, bw.kv.block_bytes()),
+       fmt::format("{} B = {}", r.needed.count(), gib_text(r.needed))},
+      {"num_blocks", "kv_cache // (block x bytes per token of one layer) // layers", std::to_string(r.num_blocks)},
+      {"max_model_len", "binary search on [1, judged length] for needed(M) <= kv_cache (estimate_max_model_len)",
+       std::to_string(r.max_model_len)},
+  };
+  return r;
+}
+
+}  // namespace gpubudget

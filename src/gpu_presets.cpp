@@ -1,0 +1,87 @@
+// GPU presets: configs/gpus/<name>.json.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "gpubudget/error.h"
+#include "gpubudget/load.h"
+#include "json_reader.h"
+
+namespace gpubudget {
+
+namespace {
+
+GpuSpec parse_gpu(const std::filesystem::path& path) {
+  const nlohmann::json json = detail::parse_json(detail::read_text_file(path.string()), path.string());
+  const detail::JsonReader r(json, path.string());
+  r.reject_unknown_keys({"schema_version", "name", "device_name", "memory_bytes", "memory_source", "nvidia_smi_mib",
+                         "platform", "compute_capability", "nvlink", "notes"});
+  if (r.integer("schema_version", 1, 1) != 1) r.fail("schema_version", "1");
+  GpuSpec g;
+  g.name = r.string("name");
+  g.device_name = r.string("device_name");
+  g.memory = Bytes(r.integer("memory_bytes", 1, std::int64_t{1} << 50));
+  g.memory_source = r.optional_string("memory_source").value_or("");
+  g.nvidia_smi_mib = r.optional_integer("nvidia_smi_mib", 0, std::int64_t{1} << 30).value_or(0);
+  const auto platform = r.string("platform");
+  if (platform == "cuda") {
+    g.platform = Platform::kCuda;
+    const auto cc = r.string("compute_capability");
+    const auto dot = cc.find('.');
+    if (dot == std::string::npos) r.fail("compute_capability", "\"major.minor\"");
+    try {
+      g.compute_capability_major = std::stoi(cc.substr(0, dot));
+      g.compute_capability_minor = std::stoi(cc.substr(dot + 1));
+    } catch (const std::exception&) {
+      r.fail("compute_capability", "\"major.minor\"");
+    }
+  } else if (platform == "rocm") {
+    g.platform = Platform::kRocm;
+  } else {
+    r.fail("platform", "\"cuda\" or \"rocm\"");
+  }
+  g.nvlink = r.boolean("nvlink", true);
+  return g;
+}
+
+}  // namespace
+
+GpuSpec load_gpu_preset(const std::string& name, const ConfigDir& configs) {
+  const auto path = configs.root / "gpus" / (name + ".json");
+  std::error_code ec;
+  if (name.find('/') != std::string::npos || !std::filesystem::exists(path, ec)) {
+    std::vector<std::string> names;
+    for (const auto& g : list_gpu_presets(configs)) names.push_back(g.name);
+    throw InputError(fmt::format("--gpu {}: no such preset (known: {}; or give --gpu-memory)", name,
+                                 fmt::join(names, ", ")));
+  }
+  return parse_gpu(path);
+}
+
+std::vector<GpuSpec> list_gpu_presets(const ConfigDir& configs) {
+  std::vector<std::filesystem::path> files;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(configs.root / "gpus", ec)) {
+    if (entry.path().extension() == ".json") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<GpuSpec> out;
+  for (const auto& f : files) out.push_back(parse_gpu(f));
+  return out;
+}
+
+GpuSpec custom_gpu(Bytes memory) {
+  GpuSpec g;
+  g.name = "custom";
+  g.device_name = "custom";
+  g.memory = memory;
+  g.platform = Platform::kCuda;
+  // Attention backends (and so block sizes) depend on the architecture; without one, Hopper's.
+  g.compute_capability_major = 9;
+  g.compute_capability_minor = 0;
+  g.memory_source = "--gpu-memory (compute capability assumed 9.0 for backend choice)";
+  return g;
+}
+
+}  // namespace gpubudget

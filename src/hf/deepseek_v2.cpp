@@ -1,0 +1,129 @@
+// DeepSeek-V2/V3/R1 and Kimi-K2 text models (vLLM model_executor/models/deepseek_v2.py):
+// multi-head latent attention + routed/shared-expert MoE after `first_k_dense_replace` dense layers.
+#include <fmt/format.h>
+
+#include "gpubudget/error.h"
+#include "parse_context.h"
+
+namespace gpubudget::detail {
+
+namespace {
+
+LinearModule linear(std::string name, Component component, Parallelism parallelism,
+                    std::vector<std::int64_t> outputs, std::int64_t input, QuantFormat format) {
+  LinearModule m;
+  m.name = std::move(name);
+  m.component = component;
+  m.parallelism = parallelism;
+  m.output_sizes = std::move(outputs);
+  m.input_size = input;
+  m.format = format;
+  return m;
+}
+
+ReplicatedTensor tensor(std::string name, Component component, std::int64_t elements, Dtype dtype) {
+  return ReplicatedTensor{std::move(name), component, elements, dtype};
+}
+
+}  // namespace
+
+void parse_deepseek_v2(const ParseContext& c, ModelSpec& model) {
+  const JsonReader& t = c.text;
+  const auto H = t.integer("hidden_size", 1, kMaxHidden);
+  const auto n = t.integer("num_attention_heads", 1, kMaxHeads);
+  const auto q_lora = t.optional_integer("q_lora_rank", 1, kMaxHidden);  // null: plain q_proj
+  const auto kv_lora = t.integer("kv_lora_rank", 1, kMaxHidden);
+  const auto nope = t.integer("qk_nope_head_dim", 1, kMaxHidden);
+  const auto rope = t.integer("qk_rope_head_dim", 1, kMaxHidden);
+  const auto v_dim = t.integer("v_head_dim", 1, kMaxHidden);
+  const auto L = t.integer("num_hidden_layers", 1, kMaxLayers);
+  const auto dense_I = t.integer("intermediate_size", 1, kMaxIntermediate);
+  const auto experts = t.optional_integer("n_routed_experts", 1, kMaxExperts).value_or(0);
+  const auto shared = t.optional_integer("n_shared_experts", 0, kMaxExperts).value_or(0);
+  const auto moe_I = experts > 0 ? t.integer("moe_intermediate_size", 1, kMaxIntermediate) : 0;
+  const auto first_dense = t.optional_integer("first_k_dense_replace", 0, kMaxLayers).value_or(0);
+  const auto moe_freq = t.optional_integer("moe_layer_freq", 1, kMaxLayers).value_or(1);
+  const bool noaux = t.optional_string("topk_method").value_or("") == "noaux_tc";
+  model.skipped_mtp_layers = t.optional_integer("num_nextn_predict_layers", 0, kMaxLayers).value_or(0);
+  model.num_experts_per_token = experts > 0 ? t.integer("num_experts_per_tok", 1, kMaxExperts) : 0;
+  model.hidden_size = H;
+  model.family = "deepseek_v2";
+
+  const Dtype dt = c.dtype;
+  const QuantFormat plain = c.unquantized();
+  for (std::int64_t i = 0; i < L; ++i) {
+    LayerSpec layer;
+    layer.index = i;
+    layer.attention.kind = AttentionKind::kMla;
+    layer.attention.num_attention_heads = n;
+    layer.attention.num_key_value_heads = 1;
+    layer.attention.head_dim = kv_lora + rope;  // one latent "head", not split by TP
+    layer.attention.head_dim_v = 0;
+    const std::string p = fmt::format("model.layers.{}.", i);
+    const std::string a = p + "self_attn.";
+
+    if (q_lora) {
+      // q_a_proj ⊕ kv_a_proj_with_mqa fused and replicated (DeepSeekV2FusedQkvAProjLinear).
+      layer.linears.push_back(linear(a + "fused_qkv_a_proj", Component::kAttention, Parallelism::kReplicated,
+                                     {*q_lora, kv_lora + rope}, H,
+                                     c.format_for({a + "q_a_proj", a + "kv_a_proj_with_mqa"})));
+      layer.replicated.push_back(tensor(a + "q_a_layernorm", Component::kAttention, *q_lora, dt));
+      layer.linears.push_back(linear(a + "q_b_proj", Component::kAttention, Parallelism::kColumn,
+                                     {n * (nope + rope)}, *q_lora, c.format_for({a + "q_b_proj"})));
+    } else {
+      layer.linears.push_back(linear(a + "q_proj", Component::kAttention, Parallelism::kColumn,
+                                     {n * (nope + rope)}, H, c.format_for({a + "q_proj"})));
+      layer.linears.push_back(linear(a + "kv_a_proj_with_mqa", Component::kAttention, Parallelism::kReplicated,
+                                     {kv_lora + rope}, H, c.format_for({a + "kv_a_proj_with_mqa"})));
+    }
+    layer.replicated.push_back(tensor(a + "kv_a_layernorm", Component::kAttention, kv_lora, dt));
+    LinearModule kv_b = linear(a + "kv_b_proj", Component::kAttention, Parallelism::kColumn,
+                               {n * (nope + v_dim)}, kv_lora, c.format_for({a + "kv_b_proj"}));
+    layer.linears.push_back(kv_b);
+    if (kv_b.format.kind != QuantKind::kUnquantized) {
+      // MLAAttention.process_weights_after_loading materialises W_UK_T / W_UV in bf16 from a
+      // quantized kv_b_proj: one bf16 copy of the local [n/tp·(P+Vd), kv_lora] matrix.
+      layer.linears.push_back(linear(a + "kv_b_proj(bf16 W_UK_T/W_UV)", Component::kExtraCopies,
+                                     Parallelism::kColumn, {n * (nope + v_dim)}, kv_lora, plain));
+    }
+    layer.linears.push_back(linear(a + "o_proj", Component::kAttention, Parallelism::kRow, {H}, n * v_dim,
+                                   c.format_for({a + "o_proj"})));
+    layer.replicated.push_back(tensor(p + "input_layernorm", Component::kNorms, H, dt));
+    layer.replicated.push_back(tensor(p + "post_attention_layernorm", Component::kNorms, H, dt));
+
+    const std::string m = p + "mlp.";
+    layer.is_moe = experts > 0 && i >= first_dense && i % moe_freq == 0;
+    if (layer.is_moe) {
+      // Router: ReplicatedLinear without quantization, plus the fp32 correction bias for noaux_tc.
+      layer.linears.push_back(linear(m + "gate", Component::kRouter, Parallelism::kReplicated, {experts}, H, plain));
+      if (noaux) {
+        layer.replicated.push_back(
+            tensor(m + "gate.e_score_correction_bias", Component::kRouter, experts, Dtype::kFloat32));
+      }
+      ExpertsModule e;
+      e.name = m + "experts";
+      e.num_experts = experts;
+      e.intermediate_size = moe_I;
+      e.hidden_size = H;
+      e.format = c.format_for({m + "experts"});
+      layer.experts.push_back(e);
+      if (shared > 0) {
+        const std::string s = m + "shared_experts.";
+        layer.linears.push_back(linear(s + "gate_up_proj", Component::kSharedExperts, Parallelism::kColumn,
+                                       {shared * moe_I, shared * moe_I}, H,
+                                       c.format_for({s + "gate_proj", s + "up_proj"})));
+        layer.linears.push_back(linear(s + "down_proj", Component::kSharedExperts, Parallelism::kRow, {H},
+                                       shared * moe_I, c.format_for({s + "down_proj"})));
+      }
+    } else {
+      layer.linears.push_back(linear(m + "gate_up_proj", Component::kDenseMlp, Parallelism::kColumn,
+                                     {dense_I, dense_I}, H, c.format_for({m + "gate_proj", m + "up_proj"})));
+      layer.linears.push_back(linear(m + "down_proj", Component::kDenseMlp, Parallelism::kRow, {H}, dense_I,
+                                     c.format_for({m + "down_proj"})));
+    }
+    model.layers.push_back(std::move(layer));
+  }
+  model.final_norms.push_back(tensor("model.norm", Component::kNorms, H, dt));
+}
+
+}  // namespace gpubudget::detail

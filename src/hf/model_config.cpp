@@ -1,0 +1,166 @@
+// config.json → ModelSpec: resolves `text_config` nesting, the quantization declaration, the
+// derived maximum length, and hands the language model to its family parser.
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "gpubudget/error.h"
+#include "gpubudget/load.h"
+#include "parse_context.h"
+
+namespace gpubudget {
+
+namespace detail {
+
+namespace {
+
+enum class Family { kDeepseekV2, kLlama };
+
+// Families by the language model's `model_type` (vLLM picks by `architectures`; the text model's
+// type is what decides the layer layout for the wrappers we support).
+std::optional<Family> family_of(const std::string& model_type) {
+  if (model_type == "deepseek_v2" || model_type == "deepseek_v3" || model_type == "kimi_k2") {
+    return Family::kDeepseekV2;
+  }
+  if (model_type == "llama" || model_type == "mistral" || model_type == "qwen2" || model_type == "qwen3") {
+    return Family::kLlama;
+  }
+  return std::nullopt;
+}
+
+void check_model_size_impl(const ModelSpec& model) {
+  double elements = static_cast<double>(model.vocab_size) * static_cast<double>(model.hidden_size) * 2.0;
+  for (const auto& layer : model.layers) {
+    for (const auto& l : layer.linears) {
+      double out = 0;
+      for (auto o : l.output_sizes) out += static_cast<double>(o);
+      elements += out * static_cast<double>(l.input_size);
+    }
+    for (const auto& e : layer.experts) {
+      elements += 3.0 * static_cast<double>(e.num_experts) * static_cast<double>(e.intermediate_size) *
+                  static_cast<double>(e.hidden_size);
+    }
+  }
+  // 10^15 parameters is ~1000x the largest model served today and keeps bytes far below 2^63.
+  if (elements > 1e15) {
+    throw InputError(fmt::format("{}: the config describes {:.3g} parameters; refusing an absurd model size",
+                                 model.source, elements));
+  }
+}
+
+}  // namespace
+
+void check_model_size(const ModelSpec& model) { check_model_size_impl(model); }
+
+}  // namespace detail
+
+ModelSpec parse_model_config(const std::string& config_json, const std::string& hf_quant_config_json,
+                             const std::string& source) {
+  using detail::JsonReader;
+  const nlohmann::json root_json = detail::parse_json(config_json, source);
+  if (!root_json.is_object()) {
+    throw InputError(fmt::format("{}: expected a JSON object at the top level", source));
+  }
+  const JsonReader root(root_json, source);
+
+  ModelSpec model;
+  model.source = source;
+  const auto architectures = root.string_list("architectures");
+  if (architectures.empty()) root.fail("architectures", "a non-empty array of strings");
+  model.architecture = architectures.front();
+
+  const bool nested = root.has("text_config");
+  const JsonReader text = nested ? root.object("text_config") : root;
+  model.model_type = text.optional_string("model_type").value_or("");
+  const auto family = detail::family_of(model.model_type);
+  if (!family) {
+    throw InputError(fmt::format(
+        "{}: unsupported architecture {} (model_type \"{}\"); supported model types: deepseek_v2, deepseek_v3, "
+        "kimi_k2, llama, mistral, qwen2, qwen3",
+        text.path("model_type"), model.architecture, model.model_type));
+  }
+
+  // Unquantized weight dtype: `dtype` (transformers >= 4.56) or `torch_dtype`; bf16 if absent.
+  std::string dtype_key = text.has("dtype") ? "dtype" : text.has("torch_dtype") ? "torch_dtype" : "";
+  const JsonReader* dtype_owner = &text;
+  if (dtype_key.empty()) {
+    dtype_key = root.has("dtype") ? "dtype" : root.has("torch_dtype") ? "torch_dtype" : "";
+    dtype_owner = &root;
+  }
+  if (!dtype_key.empty()) {
+    const auto name = dtype_owner->string(dtype_key);
+    const auto dtype = parse_torch_dtype(name);
+    if (!dtype) dtype_owner->fail(dtype_key, "\"bfloat16\", \"float16\" or \"float32\"");
+    model.dtype = *dtype;
+  }
+
+  std::optional<nlohmann::json> hf_quant_json;
+  std::optional<JsonReader> hf_quant;
+  const std::string hf_quant_source =
+      (std::filesystem::path(source).parent_path() / "hf_quant_config.json").string();
+  if (!hf_quant_config_json.empty()) {
+    hf_quant_json = detail::parse_json(hf_quant_config_json, hf_quant_source);
+    hf_quant.emplace(*hf_quant_json, hf_quant_source);
+  }
+
+  detail::ParseContext context{root, text, nested ? "language_model." : "", model.dtype, {}};
+  context.quantization = detail::parse_quantization(root, nested ? &text : nullptr, hf_quant ? &*hf_quant : nullptr);
+  model.quantization = context.quantization;
+
+  // The vocabulary: the wrapper's own value when present (Kimi-K2.5 reads the top level).
+  model.vocab_size = (nested && root.has("vocab_size")) ? root.integer("vocab_size", 1, detail::kMaxVocab)
+                                                        : text.integer("vocab_size", 1, detail::kMaxVocab);
+  model.tie_word_embeddings = root.boolean("tie_word_embeddings", text.boolean("tie_word_embeddings", false));
+
+  switch (*family) {
+    case detail::Family::kDeepseekV2: detail::parse_deepseek_v2(context, model); break;
+    case detail::Family::kLlama: detail::parse_llama(context, model); break;
+  }
+
+  // The LM head stays unquantized: vLLM's fp8 and ModelOpt configs do not quantize ParallelLMHead,
+  // and Kimi-K2.5 builds it without a quant config at all.
+  model.lm_head_format = context.unquantized();
+
+  if (nested && root.has("vision_config") && model.architecture == "KimiK25ForConditionalGeneration") {
+    detail::parse_kimi_vision(root.object("vision_config"), model.dtype, model);
+  }
+
+  detail::derive_max_model_len(text, model);
+  detail::check_model_size(model);
+  return model;
+}
+
+ModelSpec load_model(const std::string& model_arg, const ConfigDir& configs) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path config_path;
+  const fs::path given(model_arg);
+  if (fs::is_directory(given, ec)) {
+    config_path = given / "config.json";
+    if (!fs::exists(config_path, ec)) {
+      throw InputError(fmt::format("{}: directory has no config.json", model_arg));
+    }
+  } else if (fs::exists(given, ec)) {
+    config_path = given;
+  } else {
+    // A Hugging Face id "org/name" of a bundled model.
+    const auto slash = model_arg.find('/');
+    if (slash != std::string::npos && model_arg.find('/', slash + 1) == std::string::npos && slash > 0) {
+      const fs::path bundled =
+          configs.root / "models" / (model_arg.substr(0, slash) + "__" + model_arg.substr(slash + 1));
+      if (fs::exists(bundled / "config.json", ec)) config_path = bundled / "config.json";
+    }
+    if (config_path.empty()) {
+      throw InputError(fmt::format("{}: no such file or directory, and not a bundled model id (see `gpubudget "
+                                   "models`; bundled models live in {})",
+                                   model_arg, (configs.root / "models").string()));
+    }
+  }
+  const std::string text = detail::read_text_file(config_path.string());
+  const fs::path quant_path = config_path.parent_path() / "hf_quant_config.json";
+  std::string quant_text;
+  if (fs::exists(quant_path, ec)) quant_text = detail::read_text_file(quant_path.string());
+  return parse_model_config(text, quant_text, config_path.string());
+}
+
+}  // namespace gpubudget

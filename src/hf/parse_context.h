@@ -1,0 +1,50 @@
+// Shared state of one config.json parse, handed to the family parsers.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "../json_reader.h"
+#include "gpubudget/model_spec.h"
+
+namespace gpubudget::detail {
+
+// Upper bounds on config fields. They reject absurd configs early and keep every byte product
+// below 2^63 (a model of 10^17 parameters is refused separately in check_model_size).
+inline constexpr std::int64_t kMaxHidden = std::int64_t{1} << 20;
+inline constexpr std::int64_t kMaxLayers = 10'000;
+inline constexpr std::int64_t kMaxVocab = std::int64_t{1} << 24;
+inline constexpr std::int64_t kMaxHeads = std::int64_t{1} << 14;
+inline constexpr std::int64_t kMaxExperts = std::int64_t{1} << 14;
+inline constexpr std::int64_t kMaxIntermediate = std::int64_t{1} << 22;
+
+struct ParseContext {
+  JsonReader root;  // the whole config.json
+  JsonReader text;  // the language model's config (`text_config` or the root)
+  // Checkpoint tensor-name prefix of the language model ("" or "language_model.").
+  std::string checkpoint_prefix;
+  Dtype dtype = Dtype::kBFloat16;
+  CheckpointQuantization quantization;
+
+  // The stored format of a quantizable module whose checkpoint shards are `shard_names`
+  // (without the checkpoint prefix): the checkpoint's format unless the module is excluded.
+  [[nodiscard]] QuantFormat format_for(const std::vector<std::string>& shard_names) const;
+  [[nodiscard]] QuantFormat unquantized() const;
+};
+
+// Reads `quantization_config` / `hf_quant_config.json` into a CheckpointQuantization.
+// Throws InputError for a method or algorithm this version does not model.
+CheckpointQuantization parse_quantization(const JsonReader& root, const JsonReader* text,
+                                          const JsonReader* hf_quant_config);
+
+// vLLM's derived maximum length (ModelConfig._get_and_verify_max_len without a user value).
+void derive_max_model_len(const JsonReader& text, ModelSpec& model);
+
+void parse_deepseek_v2(const ParseContext& context, ModelSpec& model);
+void parse_llama(const ParseContext& context, ModelSpec& model);
+void parse_kimi_vision(const JsonReader& vision_config, Dtype dtype, ModelSpec& model);
+
+// Refuses configs whose parameter count is absurd (would overflow byte arithmetic).
+void check_model_size(const ModelSpec& model);
+
+}  // namespace gpubudget::detail

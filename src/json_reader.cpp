@@ -1,0 +1,189 @@
+#include "json_reader.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "gpubudget/error.h"
+
+namespace gpubudget::detail {
+
+nlohmann::json parse_json(const std::string& text, const std::string& file) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(fmt::format("{}: malformed JSON at byte {}: {}", file, e.byte, e.what()));
+  }
+}
+
+std::string read_text_file(const std::string& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) {
+    throw InputError(fmt::format("{}: no such file", path));
+  }
+  if (std::filesystem::is_directory(status)) {
+    throw InputError(fmt::format("{}: is a directory, expected a file", path));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot be read", path));
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) throw InputError(fmt::format("{}: read error", path));
+  return buffer.str();
+}
+
+std::string render_value(const nlohmann::json& value) {
+  std::string text = value.dump();
+  if (text.size() > 80) text = text.substr(0, 77) + "...";
+  return text;
+}
+
+JsonReader::JsonReader(const nlohmann::json& value, std::string file, std::string pointer)
+    : value_(&value), file_(std::move(file)), pointer_(std::move(pointer)) {}
+
+std::string JsonReader::path(std::string_view key) const {
+  return fmt::format("{}:{}/{}", file_, pointer_, key);
+}
+
+bool JsonReader::has(std::string_view key) const {
+  if (!value_->is_object()) return false;
+  const auto it = value_->find(key);
+  return it != value_->end() && !it->is_null();
+}
+
+void JsonReader::fail(std::string_view key, std::string_view expected) const {
+  std::string got = "nothing (missing)";
+  if (value_->is_object()) {
+    const auto it = value_->find(key);
+    if (it != value_->end()) got = render_value(*it);
+  }
+  throw InputError(fmt::format("{}: expected {}, got {}", path(key), expected, got));
+}
+
+JsonReader JsonReader::object(std::string_view key) const {
+  if (!has(key) || !(*value_)[std::string(key)].is_object()) fail(key, "an object");
+  return JsonReader((*value_)[std::string(key)], file_, fmt::format("{}/{}", pointer_, key));
+}
+
+std::optional<JsonReader> JsonReader::optional_object(std::string_view key) const {
+  if (!has(key)) return std::nullopt;
+  return object(key);
+}
+
+namespace {
+
+// An integral JSON number as int64, or nullopt if it is not a number with an integral value.
+std::optional<std::int64_t> as_integer(const nlohmann::json& v) {
+  if (v.is_number_integer()) {
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX)) {
+      return std::nullopt;
+    }
+    return v.get<std::int64_t>();
+  }
+  if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9.0e15) {
+      return static_cast<std::int64_t>(d);
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::int64_t JsonReader::integer(std::string_view key, std::int64_t min, std::int64_t max) const {
+  const auto value = optional_integer(key, min, max);
+  if (!value) fail(key, fmt::format("an integer in [{}, {}]", min, max));
+  return *value;
+}
+
+std::optional<std::int64_t> JsonReader::optional_integer(std::string_view key, std::int64_t min,
+                                                         std::int64_t max) const {
+  if (!has(key)) return std::nullopt;
+  const auto value = as_integer((*value_)[std::string(key)]);
+  if (!value || *value < min || *value > max) {
+    fail(key, fmt::format("an integer in [{}, {}]", min, max));
+  }
+  return value;
+}
+
+double JsonReader::number(std::string_view key, double min, double max) const {
+  const auto value = optional_number(key, min, max);
+  if (!value) fail(key, fmt::format("a number in [{}, {}]", min, max));
+  return *value;
+}
+
+std::optional<double> JsonReader::optional_number(std::string_view key, double min,
+                                                  double max) const {
+  if (!has(key)) return std::nullopt;
+  const auto& v = (*value_)[std::string(key)];
+  if (!v.is_number()) fail(key, fmt::format("a number in [{}, {}]", min, max));
+  const double d = v.get<double>();
+  if (!std::isfinite(d) || d < min || d > max) fail(key, fmt::format("a number in [{}, {}]", min, max));
+  return d;
+}
+
+std::string JsonReader::string(std::string_view key) const {
+  const auto value = optional_string(key);
+  if (!value) fail(key, "a string");
+  return *value;
+}
+
+std::optional<std::string> JsonReader::optional_string(std::string_view key) const {
+  if (!has(key)) return std::nullopt;
+  const auto& v = (*value_)[std::string(key)];
+  if (!v.is_string()) fail(key, "a string");
+  return v.get<std::string>();
+}
+
+bool JsonReader::boolean(std::string_view key, bool default_value) const {
+  if (!has(key)) return default_value;
+  const auto& v = (*value_)[std::string(key)];
+  if (!v.is_boolean()) fail(key, "true or false");
+  return v.get<bool>();
+}
+
+std::vector<std::string> JsonReader::string_list(std::string_view key) const {
+  std::vector<std::string> out;
+  if (!has(key)) return out;
+  const auto& v = (*value_)[std::string(key)];
+  if (!v.is_array()) fail(key, "an array of strings");
+  for (const auto& item : v) {
+    if (!item.is_string()) fail(key, "an array of strings");
+    out.push_back(item.get<std::string>());
+  }
+  return out;
+}
+
+std::vector<std::int64_t> JsonReader::integer_list(std::string_view key, std::int64_t min,
+                                                   std::int64_t max) const {
+  std::vector<std::int64_t> out;
+  if (!has(key)) return out;
+  const auto& v = (*value_)[std::string(key)];
+  const auto expected = fmt::format("an array of integers in [{}, {}]", min, max);
+  if (!v.is_array()) fail(key, expected);
+  for (const auto& item : v) {
+    const auto value = as_integer(item);
+    if (!value || *value < min || *value > max) fail(key, expected);
+    out.push_back(*value);
+  }
+  return out;
+}
+
+void JsonReader::reject_unknown_keys(const std::vector<std::string_view>& known) const {
+  if (!value_->is_object()) return;
+  for (const auto& [key, unused] : value_->items()) {
+    bool found = false;
+    for (const auto k : known) found = found || (k == key);
+    if (!found) {
+      throw InputError(fmt::format("{}: unknown key (allowed: {})", path(key), fmt::join(known, ", ")));
+    }
+  }
+}
+
+}  // namespace gpubudget::detail

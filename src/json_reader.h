@@ -1,0 +1,61 @@
+// JsonReader: reads fields of a JSON document with type and range checks, and errors that name the
+// file, the JSON pointer of the field and the offending value (nlohmann's own errors name none).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gpubudget::detail {
+
+// Parses `text`; throws InputError "<file>: malformed JSON: ..." on a syntax error.
+nlohmann::json parse_json(const std::string& text, const std::string& file);
+// Reads a whole file; throws InputError naming it if it cannot be read (missing, directory, ...).
+std::string read_text_file(const std::string& path);
+
+class JsonReader {
+ public:
+  JsonReader(const nlohmann::json& value, std::string file, std::string pointer = "");
+
+  [[nodiscard]] const nlohmann::json& value() const { return *value_; }
+  [[nodiscard]] const std::string& file() const { return file_; }
+  [[nodiscard]] std::string path(std::string_view key) const;
+
+  // Present and not null.
+  [[nodiscard]] bool has(std::string_view key) const;
+  [[nodiscard]] JsonReader object(std::string_view key) const;  // required object
+  [[nodiscard]] std::optional<JsonReader> optional_object(std::string_view key) const;
+
+  // Integers in [min, max]; a float with an integral value (e.g. 4096.0) is accepted, 8.5 is not.
+  [[nodiscard]] std::int64_t integer(std::string_view key, std::int64_t min, std::int64_t max) const;
+  [[nodiscard]] std::optional<std::int64_t> optional_integer(std::string_view key, std::int64_t min,
+                                                             std::int64_t max) const;
+  [[nodiscard]] double number(std::string_view key, double min, double max) const;
+  [[nodiscard]] std::optional<double> optional_number(std::string_view key, double min,
+                                                      double max) const;
+  [[nodiscard]] std::string string(std::string_view key) const;
+  [[nodiscard]] std::optional<std::string> optional_string(std::string_view key) const;
+  [[nodiscard]] bool boolean(std::string_view key, bool default_value) const;
+  [[nodiscard]] std::vector<std::string> string_list(std::string_view key) const;  // absent → {}
+  [[nodiscard]] std::vector<std::int64_t> integer_list(std::string_view key, std::int64_t min,
+                                                       std::int64_t max) const;
+
+  // Rejects keys not in `known` (for gpubudget's own files, so that typos fail).
+  void reject_unknown_keys(const std::vector<std::string_view>& known) const;
+
+  [[noreturn]] void fail(std::string_view key, std::string_view expected) const;
+
+ private:
+  const nlohmann::json* value_;
+  std::string file_;
+  std::string pointer_;
+};
+
+// Compact rendering of a JSON value for error messages (long values are shortened).
+std::string render_value(const nlohmann::json& value);
+
+}  // namespace gpubudget::detail

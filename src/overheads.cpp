@@ -1,0 +1,66 @@
+// Startup-overhead estimates (docs/methodology.md §Overheads). vLLM measures these on the GPU
+// (Worker.determine_available_memory); gpubudget models them from what the profile run does:
+//  - GPUModelRunner.profile_run pushes T = max_num_batched_tokens tokens through the model, one
+//    layer at a time, then runs the sampler on min(T, max_num_seqs) rows of vocabulary logits;
+//  - non-torch memory grows by NCCL / custom all-reduce buffers when several GPUs talk;
+//  - from vLLM 0.21 the CUDA-graph estimate is subtracted from the budget as well.
+#include "gpubudget/overheads.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gpubudget {
+
+namespace {
+
+// Widest per-token activation (elements) of any layer on the worker: the MLP's gate/up output plus
+// its activated half for dense layers; top-k copies of the hidden state and of the expert
+// intermediate for fused MoE (intermediate caches of fused_moe).
+std::int64_t widest_activation(const ModelSpec& model, const ParallelLayout& layout) {
+  std::int64_t widest = model.hidden_size;
+  for (std::int64_t i = layout.first_layer; i < layout.end_layer; ++i) {
+    const LayerSpec& layer = model.layers[static_cast<std::size_t>(i)];
+    for (const auto& m : layer.linears) {
+      if (m.component != Component::kDenseMlp || m.parallelism != Parallelism::kColumn) continue;
+      std::int64_t out = 0;
+      for (const auto o : m.output_sizes) out += o;
+      widest = std::max(widest, out / layout.tp + out / layout.tp / 2);
+    }
+    for (const auto& e : layer.experts) {
+      const std::int64_t local_I = e.intermediate_size / layout.moe_tp;
+      widest = std::max(widest, model.num_experts_per_token * (e.hidden_size + 3 * local_I));
+    }
+  }
+  return widest;
+}
+
+Bytes scaled(double bytes) { return Bytes(static_cast<std::int64_t>(std::llround(bytes))); }
+
+}  // namespace
+
+OverheadEstimate estimate_overheads(const ModelSpec& model, const ParallelLayout& layout, const GpuSpec& gpu,
+                                    const VllmProfile& profile, const SchedulerLimits& limits, bool enforce_eager) {
+  const OverheadModel& c = profile.overheads;
+  OverheadEstimate out;
+  const std::int64_t rows = std::min(limits.max_num_batched_tokens, limits.max_num_seqs);
+  if (layout.is_last_stage()) {
+    out.sampler = scaled(c.sampler_bytes_per_logit * static_cast<double>(rows) * static_cast<double>(model.vocab_size));
+  }
+  const double activation_bytes = static_cast<double>(element_bytes(model.dtype));
+  out.forward = scaled(c.forward_activation_factor * static_cast<double>(limits.max_num_batched_tokens) *
+                       static_cast<double>(widest_activation(model, layout)) * activation_bytes);
+  out.activation_peak = std::max(out.sampler, out.forward);
+
+  const bool single_gpu = layout.tp * layout.pp == 1;
+  out.non_torch = single_gpu ? c.non_torch_single_gpu
+                             : (gpu.nvlink ? c.non_torch_multi_nvlink : c.non_torch_multi_pcie);
+
+  if (!enforce_eager) {
+    out.cudagraph = c.cudagraph_base + c.cudagraph_per_layer * (layout.end_layer - layout.first_layer);
+  }
+  out.cudagraph_charged = profile.charges_cudagraph_memory && !enforce_eager;
+  out.relative_uncertainty = c.relative_uncertainty;
+  return out;
+}
+
+}  // namespace gpubudget

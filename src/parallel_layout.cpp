@@ -1,0 +1,132 @@
+// Parallel layout and the divisibility rules vLLM enforces when it builds the model
+// (vllm/distributed/utils.py::get_pp_indices, layers/linear.py, layers/fused_moe/config.py).
+#include "gpubudget/parallel_layout.h"
+
+#include <fmt/format.h>
+
+#include "gpubudget/bytes.h"
+#include "gpubudget/error.h"
+
+namespace gpubudget {
+
+void pipeline_stage_layers(std::int64_t num_layers, std::int64_t pp, std::int64_t pp_rank,
+                           std::int64_t& first, std::int64_t& end) {
+  std::vector<std::int64_t> sizes(static_cast<std::size_t>(pp), num_layers / pp);
+  const std::int64_t remainder = num_layers % pp;
+  for (std::int64_t i = 2; i < remainder + 2; ++i) sizes[static_cast<std::size_t>(pp - i)] += 1;
+  first = 0;
+  for (std::int64_t r = 0; r < pp_rank; ++r) first += sizes[static_cast<std::size_t>(r)];
+  end = first + sizes[static_cast<std::size_t>(pp_rank)];
+}
+
+namespace {
+
+[[noreturn]] void reject(const ModelSpec& model, const std::string& what) {
+  throw InputError(fmt::format("{}: {}", model.source, what));
+}
+
+void check_linear(const ModelSpec& model, const LinearModule& m, std::int64_t tp) {
+  switch (m.parallelism) {
+    case Parallelism::kColumn:
+      for (const auto out : m.output_sizes) {
+        if (out % tp != 0) {
+          reject(model, fmt::format("{} has {} outputs, not divisible by --tensor-parallel-size {}", m.name, out, tp));
+        }
+        if (m.format.kind == QuantKind::kFp8Block && m.output_sizes.size() == 1 && (out / tp) % m.format.block_n != 0) {
+          reject(model, fmt::format("{}: {} outputs per rank at --tensor-parallel-size {} are not a multiple of the "
+                                    "FP8 block size {} (vLLM validate_fp8_block_shape)",
+                                    m.name, out / tp, tp, m.format.block_n));
+        }
+      }
+      break;
+    case Parallelism::kRow:
+      if (m.input_size % tp != 0) {
+        reject(model, fmt::format("{} has {} inputs, not divisible by --tensor-parallel-size {}", m.name,
+                                  m.input_size, tp));
+      }
+      if (m.format.kind == QuantKind::kFp8Block && (m.input_size / tp) % m.format.block_k != 0) {
+        reject(model, fmt::format("{}: {} inputs per rank at --tensor-parallel-size {} are not a multiple of the "
+                                  "FP8 block size {} (vLLM validate_fp8_block_shape)",
+                                  m.name, m.input_size / tp, tp, m.format.block_k));
+      }
+      break;
+    case Parallelism::kQkv:
+      if (m.num_heads % tp != 0) {
+        reject(model, fmt::format("num_attention_heads {} is not divisible by --tensor-parallel-size {}",
+                                  m.num_heads, tp));
+      }
+      if (m.num_kv_heads % tp != 0 && tp % m.num_kv_heads != 0) {
+        reject(model, fmt::format("num_key_value_heads {} and --tensor-parallel-size {}: one must divide the other "
+                                  "(vLLM replicates KV heads only when tp is a multiple of them)",
+                                  m.num_kv_heads, tp));
+      }
+      break;
+    case Parallelism::kReplicated: break;
+  }
+}
+
+}  // namespace
+
+ParallelLayout make_parallel_layout(const ModelSpec& model, const Deployment& d, std::int64_t pp_rank) {
+  if (d.tensor_parallel_size < 1 || d.pipeline_parallel_size < 1 || d.data_parallel_size < 1 ||
+      d.decode_context_parallel_size < 1) {
+    throw InputError("parallel sizes must be at least 1");
+  }
+  const auto num_layers = static_cast<std::int64_t>(model.layers.size());
+  if (d.pipeline_parallel_size > num_layers) {
+    reject(model, fmt::format("--pipeline-parallel-size {} exceeds the {} decoder layers",
+                              d.pipeline_parallel_size, num_layers));
+  }
+  ParallelLayout layout;
+  layout.tp = d.tensor_parallel_size;
+  layout.pp = d.pipeline_parallel_size;
+  layout.pp_rank = pp_rank;
+  layout.dcp = d.decode_context_parallel_size;
+  pipeline_stage_layers(num_layers, layout.pp, pp_rank, layout.first_layer, layout.end_layer);
+
+  const std::int64_t moe_world = d.tensor_parallel_size * d.data_parallel_size;
+  const bool use_ep = d.enable_expert_parallel && moe_world > 1;
+  layout.moe_tp = use_ep ? 1 : moe_world;
+  layout.moe_ep = use_ep ? moe_world : 1;
+
+  if (layout.dcp > 1) {
+    if (layout.tp % layout.dcp != 0) {
+      reject(model, fmt::format("--decode-context-parallel-size {} must divide --tensor-parallel-size {}",
+                                layout.dcp, layout.tp));
+    }
+  }
+  for (const auto& layer : model.layers) {
+    if (layer.attention.num_attention_heads % layout.tp != 0) {
+      reject(model, fmt::format("num_attention_heads {} is not divisible by --tensor-parallel-size {}",
+                                layer.attention.num_attention_heads, layout.tp));
+    }
+    for (const auto& m : layer.linears) check_linear(model, m, layout.tp);
+    for (const auto& e : layer.experts) {
+      if (e.intermediate_size % layout.moe_tp != 0) {
+        reject(model, fmt::format("{}: moe_intermediate_size {} is not divisible by the expert tensor-parallel size "
+                                  "{} (tp x dp without --enable-expert-parallel)",
+                                  e.name, e.intermediate_size, layout.moe_tp));
+      }
+      const auto local_I = e.intermediate_size / layout.moe_tp;
+      if (e.format.kind == QuantKind::kFp8Block && local_I % e.format.block_n != 0) {
+        reject(model, fmt::format("{}: {} intermediate features per rank are not a multiple of the FP8 block size {} "
+                                  "(vLLM rejects this; try --enable-expert-parallel)",
+                                  e.name, local_I, e.format.block_n));
+      }
+      if (e.format.kind == QuantKind::kNvfp4 && (local_I % 16 != 0 || e.hidden_size % 16 != 0)) {
+        reject(model, fmt::format("{}: NVFP4 needs multiples of 16; {} intermediate features per rank", e.name, local_I));
+      }
+    }
+  }
+  if (model.vision) {
+    for (const auto& m : model.vision->linears) check_linear(model, m, layout.tp);
+  }
+  const std::int64_t padded_vocab = round_up(model.vocab_size, 64);
+  if (padded_vocab % layout.tp != 0) {
+    reject(model, fmt::format("vocab_size {} padded to {} is not divisible by --tensor-parallel-size {}",
+                              model.vocab_size, padded_vocab, layout.tp));
+  }
+  return layout;
+}
+
+}  // namespace gpubudget

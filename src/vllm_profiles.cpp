@@ -1,0 +1,143 @@
+// vLLM version profiles: configs/vllm/<version>.json.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "gpubudget/error.h"
+#include "gpubudget/load.h"
+#include "json_reader.h"
+
+namespace gpubudget {
+
+namespace {
+
+// "0.15" / "0.15.1" / "v0.21.0rc1" → comparable integer triple. Returns false if unparsable.
+bool parse_version(std::string text, std::array<int, 3>& out) {
+  if (!text.empty() && (text[0] == 'v' || text[0] == 'V')) text = text.substr(1);
+  out = {0, 0, 0};
+  std::size_t pos = 0;
+  for (int part = 0; part < 3 && pos < text.size(); ++part) {
+    std::size_t end = pos;
+    while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
+    if (end == pos) return part > 0;
+    out[static_cast<std::size_t>(part)] = std::stoi(text.substr(pos, std::min<std::size_t>(end - pos, 6)));
+    if (end >= text.size() || text[end] != '.') return part >= 1 || end == text.size();
+    pos = end + 1;
+  }
+  return true;
+}
+
+Bytes gib_field(const detail::JsonReader& r, std::string_view key) {
+  return Bytes(static_cast<std::int64_t>(r.number(key, 0, 1024) * static_cast<double>(kGiB)));
+}
+
+VllmProfile parse_profile(const std::filesystem::path& path) {
+  const nlohmann::json json = detail::parse_json(detail::read_text_file(path.string()), path.string());
+  const detail::JsonReader r(json, path.string());
+  r.reject_unknown_keys({"schema_version", "version", "description", "default_gpu_memory_utilization",
+                         "charges_cudagraph_memory", "kv_tokens_from_concurrency", "batch_defaults",
+                         "attention_backends", "overheads", "sources"});
+  if (r.integer("schema_version", 1, 1) != 1) r.fail("schema_version", "1");
+  VllmProfile p;
+  p.source = path.string();
+  p.version = r.string("version");
+  p.description = r.optional_string("description").value_or("");
+  p.default_gpu_memory_utilization = r.number("default_gpu_memory_utilization", 0.01, 1.0);
+  p.charges_cudagraph_memory = r.boolean("charges_cudagraph_memory", false);
+  p.kv_tokens_from_concurrency = r.boolean("kv_tokens_from_concurrency", false);
+
+  const auto& batch = json.at("batch_defaults");
+  if (!batch.is_array()) r.fail("batch_defaults", "an array");
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    const detail::JsonReader b(batch[i], path.string(), fmt::format("/batch_defaults/{}", i));
+    b.reject_unknown_keys({"min_memory_gib", "excluded_device_substring", "max_num_batched_tokens", "max_num_seqs"});
+    p.batch_defaults.push_back({b.number("min_memory_gib", 0, 1e6),
+                                b.optional_string("excluded_device_substring").value_or(""),
+                                b.integer("max_num_batched_tokens", 1, std::int64_t{1} << 30),
+                                b.integer("max_num_seqs", 1, std::int64_t{1} << 20)});
+  }
+  const auto& backends = json.at("attention_backends");
+  if (!backends.is_array()) r.fail("attention_backends", "an array");
+  for (std::size_t i = 0; i < backends.size(); ++i) {
+    const detail::JsonReader b(backends[i], path.string(), fmt::format("/attention_backends/{}", i));
+    b.reject_unknown_keys({"name", "kind", "platform", "compute_capability_majors", "kv_cache_dtypes", "block_size",
+                           "note"});
+    AttentionBackend a;
+    a.name = b.string("name");
+    const auto kind = b.string("kind");
+    if (kind == "mla") a.kind = AttentionKind::kMla;
+    else if (kind == "full") a.kind = AttentionKind::kFull;
+    else b.fail("kind", "\"mla\" or \"full\"");
+    const auto platform = b.string("platform");
+    if (platform == "cuda") a.platform = Platform::kCuda;
+    else if (platform == "rocm") a.platform = Platform::kRocm;
+    else b.fail("platform", "\"cuda\" or \"rocm\"");
+    for (const auto cc : b.integer_list("compute_capability_majors", 1, 100)) {
+      a.compute_capability_majors.push_back(static_cast<int>(cc));
+    }
+    a.kv_cache_dtypes = b.string_list("kv_cache_dtypes");
+    a.block_size = b.integer("block_size", 1, 4096);
+    p.attention_backends.push_back(std::move(a));
+  }
+  const detail::JsonReader o = r.object("overheads");
+  o.reject_unknown_keys({"sampler_bytes_per_logit", "forward_activation_factor", "non_torch_single_gpu_gib",
+                         "non_torch_multi_nvlink_gib", "non_torch_multi_pcie_gib", "cudagraph_base_gib",
+                         "cudagraph_per_layer_gib", "relative_uncertainty", "fit_notes"});
+  p.overheads.sampler_bytes_per_logit = o.number("sampler_bytes_per_logit", 0, 1000);
+  p.overheads.forward_activation_factor = o.number("forward_activation_factor", 0, 100);
+  p.overheads.non_torch_single_gpu = gib_field(o, "non_torch_single_gpu_gib");
+  p.overheads.non_torch_multi_nvlink = gib_field(o, "non_torch_multi_nvlink_gib");
+  p.overheads.non_torch_multi_pcie = gib_field(o, "non_torch_multi_pcie_gib");
+  p.overheads.cudagraph_base = gib_field(o, "cudagraph_base_gib");
+  p.overheads.cudagraph_per_layer = gib_field(o, "cudagraph_per_layer_gib");
+  p.overheads.relative_uncertainty = o.number("relative_uncertainty", 0, 10);
+  return p;
+}
+
+struct ProfileFile {
+  std::array<int, 3> version;
+  std::filesystem::path path;
+};
+
+std::vector<ProfileFile> profile_files(const ConfigDir& configs) {
+  std::vector<ProfileFile> files;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(configs.root / "vllm", ec)) {
+    if (entry.path().extension() != ".json") continue;
+    std::array<int, 3> v{};
+    if (parse_version(entry.path().stem().string(), v)) files.push_back({v, entry.path()});
+  }
+  std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.version < b.version; });
+  return files;
+}
+
+}  // namespace
+
+VllmProfile load_vllm_profile(const std::string& version, const ConfigDir& configs) {
+  const auto files = profile_files(configs);
+  if (files.empty()) {
+    throw InputError(fmt::format("{}: no vLLM profiles found", (configs.root / "vllm").string()));
+  }
+  if (version.empty()) return parse_profile(files.back().path);
+  std::array<int, 3> wanted{};
+  if (!parse_version(version, wanted)) {
+    throw InputError(fmt::format("--vllm-version: expected a version like 0.15 or 0.21.1, got \"{}\"", version));
+  }
+  const ProfileFile* chosen = nullptr;
+  for (const auto& f : files) {
+    if (f.version <= wanted) chosen = &f;
+  }
+  if (chosen == nullptr) {
+    throw InputError(fmt::format("--vllm-version {}: older than every modelled vLLM (oldest: {})", version,
+                                 files.front().path.stem().string()));
+  }
+  return parse_profile(chosen->path);
+}
+
+std::vector<std::string> list_vllm_profiles(const ConfigDir& configs) {
+  std::vector<std::string> out;
+  for (const auto& f : profile_files(configs)) out.push_back(f.path.stem().string());
+  return out;
+}
+
+}  // namespace gpubudget

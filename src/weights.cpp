@@ -1,0 +1,141 @@
+// Exact per-GPU weight bytes (docs/methodology.md §Weights).
+#include "gpubudget/weights.h"
+
+#include <array>
+
+namespace gpubudget {
+
+namespace {
+
+// Bytes of a local [n, k] matrix in `format`, as vLLM holds it after process_weights_after_loading.
+std::int64_t matrix_bytes(const QuantFormat& format, std::int64_t n, std::int64_t k) {
+  switch (format.kind) {
+    case QuantKind::kUnquantized:
+      return n * k * element_bytes(format.dtype);
+    case QuantKind::kFp8Block:
+      // fp8 weight + fp32 weight_scale_inv [cdiv(n, bn), cdiv(k, bk)] (create_fp8_scale_parameter).
+      return n * k + 4 * cdiv(n, format.block_n) * cdiv(k, format.block_k);
+    case QuantKind::kNvfp4:
+      // Two e2m1 values per byte; fp8 block scales swizzled to [round_up(n,128), round_up(k/16,4)]
+      // (swizzle_blockscale); fp32 input_scale, weight_scale_2, alpha, input_scale_inv.
+      return n * k / 2 + round_up(n, 128) * round_up(k / format.group_size, 4) + 16;
+  }
+  return 0;
+}
+
+}  // namespace
+
+Bytes linear_bytes(const LinearModule& m, const ParallelLayout& layout) {
+  const std::int64_t tp = layout.tp;
+  std::int64_t local_out = 0;   // rows of the local weight
+  std::int64_t full_out = 0;    // rows of the whole weight (bias of row-parallel / replicated)
+  std::int64_t local_in = m.input_size;
+  for (const auto o : m.output_sizes) full_out += o;
+  switch (m.parallelism) {
+    case Parallelism::kColumn:
+      local_out = full_out / tp;
+      break;
+    case Parallelism::kRow:
+      local_out = full_out;
+      local_in = m.input_size / tp;
+      break;
+    case Parallelism::kReplicated:
+      local_out = full_out;
+      break;
+    case Parallelism::kQkv: {
+      // Query heads split; KV heads split, or one replicated head per rank when tp > KV heads.
+      const std::int64_t kv_local = m.num_kv_heads >= tp ? m.num_kv_heads / tp : 1;
+      local_out = (m.num_heads / tp + 2 * kv_local) * m.head_dim;
+      break;
+    }
+  }
+  std::int64_t bytes = matrix_bytes(m.format, local_out, local_in);
+  if (m.has_bias) {
+    const std::int64_t bias_rows = m.parallelism == Parallelism::kRow || m.parallelism == Parallelism::kReplicated
+                                       ? full_out
+                                       : local_out;
+    const Dtype bias_dtype = m.format.kind == QuantKind::kUnquantized ? m.format.dtype : Dtype::kBFloat16;
+    bytes += bias_rows * element_bytes(bias_dtype);
+  }
+  return Bytes(bytes);
+}
+
+Bytes experts_bytes(const ExpertsModule& e, const ParallelLayout& layout) {
+  // Local experts: all of them sharded over moe_tp, or ceil(E / ep) whole experts with EP.
+  const std::int64_t local_experts = cdiv(e.num_experts, layout.moe_ep);
+  const std::int64_t I = e.intermediate_size / layout.moe_tp;
+  const std::int64_t H = e.hidden_size;
+  std::int64_t per_expert = 0;
+  switch (e.format.kind) {
+    case QuantKind::kUnquantized:
+      per_expert = 3 * I * H * element_bytes(e.format.dtype);
+      break;
+    case QuantKind::kFp8Block:
+      // w13_weight_scale_inv [2·cdiv(I, bn), cdiv(H, bk)], w2_weight_scale_inv [cdiv(H, bn), cdiv(I, bk)].
+      per_expert = 3 * I * H + 4 * (2 * cdiv(I, e.format.block_n) * cdiv(H, e.format.block_k) +
+                                    cdiv(H, e.format.block_n) * cdiv(I, e.format.block_k));
+      break;
+    case QuantKind::kNvfp4:
+      // w13 [2I, H/2] u8 + scales [2I, H/16]; w2 [H, I/2] + scales [H, I/16], swizzle-padded;
+      // fp32 per expert: w13/w2 weight_scale_2, input scales, g1/g2 alphas (ModelOptNvFp4FusedMoE).
+      per_expert = 2 * I * H / 2 + round_up(2 * I, 128) * round_up(H / 16, 4) + H * I / 2 +
+                   round_up(H, 128) * round_up(I / 16, 4) + 24;
+      break;
+  }
+  return Bytes(local_experts * per_expert);
+}
+
+WeightsBreakdown weights_per_gpu(const ModelSpec& model, const ParallelLayout& layout) {
+  constexpr std::size_t kComponents = static_cast<std::size_t>(Component::kExtraCopies) + 1;
+  std::array<std::int64_t, kComponents> sums{};
+  auto add = [&](Component c, Bytes b) { sums[static_cast<std::size_t>(c)] += b.count(); };
+  auto add_tensor = [&](const ReplicatedTensor& t) { add(t.component, Bytes(t.elements * element_bytes(t.dtype))); };
+
+  // Vocabulary padded to 64 (DEFAULT_VOCAB_PADDING_SIZE) then split over TP.
+  const std::int64_t vocab_local = round_up(model.vocab_size, 64) / layout.tp;
+  const std::int64_t table = vocab_local * model.hidden_size * element_bytes(model.dtype);
+  if (layout.is_first_stage()) add(Component::kEmbedding, Bytes(table));
+  // A tied head reuses the embedding, except on a separate last stage, which builds its own.
+  if (layout.is_last_stage() && (!model.tie_word_embeddings || layout.pp > 1)) {
+    add(Component::kLmHead, Bytes(vocab_local * model.hidden_size * element_bytes(model.lm_head_format.dtype)));
+  }
+  if (layout.is_last_stage()) {
+    for (const auto& t : model.final_norms) add_tensor(t);
+  }
+  for (std::int64_t i = layout.first_layer; i < layout.end_layer; ++i) {
+    const LayerSpec& layer = model.layers[static_cast<std::size_t>(i)];
+    for (const auto& m : layer.linears) add(m.component, linear_bytes(m, layout));
+    for (const auto& e : layer.experts) add(Component::kRoutedExperts, experts_bytes(e, layout));
+    for (const auto& t : layer.replicated) add_tensor(t);
+  }
+  if (model.vision) {
+    for (const auto& m : model.vision->linears) add(m.component, linear_bytes(m, layout));
+    for (const auto& t : model.vision->replicated) add_tensor(t);
+  }
+
+  WeightsBreakdown out;
+  for (std::size_t c = 0; c < kComponents; ++c) {
+    if (sums[c] == 0) continue;
+    out.components.push_back({static_cast<Component>(c), Bytes(sums[c])});
+    out.total += Bytes(sums[c]);
+  }
+  return out;
+}
+
+std::string_view component_name(Component c) {
+  switch (c) {
+    case Component::kEmbedding: return "embedding";
+    case Component::kAttention: return "attention";
+    case Component::kDenseMlp: return "dense_mlp";
+    case Component::kRoutedExperts: return "routed_experts";
+    case Component::kSharedExperts: return "shared_experts";
+    case Component::kRouter: return "router";
+    case Component::kNorms: return "norms";
+    case Component::kLmHead: return "lm_head";
+    case Component::kVision: return "vision";
+    case Component::kExtraCopies: return "extra_copies";
+  }
+  return "?";
+}
+
+}  // namespace gpubudget

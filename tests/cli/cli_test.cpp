@@ -1,0 +1,172 @@
+// The command line in process: exit codes, the fixed JSON fields, error messages.
+#include "cli.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "test_support.h"
+
+namespace gpubudget::cli {
+namespace {
+
+struct CliRun {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+CliRun run(std::vector<std::string> args) {
+  args.insert(args.begin(), {"--config-dir", GPUBUDGET_TEST_CONFIG_DIR});
+  std::ostringstream out, err;
+  const int code = run_cli(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+const std::vector<std::string> kIncident = {"fit", "nvidia/Kimi-K2.5-NVFP4", "--gpu", "rtx-pro-6000", "-tp", "8",
+                                            "--gpu-memory-utilization", "0.9", "--vllm-version", "0.15"};
+
+std::vector<std::string> with(std::vector<std::string> base, const std::vector<std::string>& extra) {
+  base.insert(base.end(), extra.begin(), extra.end());
+  return base;
+}
+
+TEST(CliFit, IncidentBf16JsonHasTheFixedFields) {
+  const CliRun r = run(with(kIncident, {"--kv-cache-dtype", "bfloat16", "--json"}));
+  ASSERT_EQ(r.code, 1) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["model"]["architecture"], "KimiK25ForConditionalGeneration");
+  EXPECT_EQ(j["model"]["num_layers"], 61);
+  EXPECT_EQ(j["model"]["derived_max_model_len"], 262144);
+  EXPECT_EQ(j["deployment"]["gpu"], "rtx-pro-6000");
+  EXPECT_EQ(j["deployment"]["tensor_parallel_size"], 8);
+  EXPECT_EQ(j["deployment"]["kv_cache_dtype"], "bfloat16");
+  EXPECT_EQ(j["deployment"]["block_size"], 16);
+  EXPECT_EQ(j["deployment"]["vllm_version"], "0.15");
+  EXPECT_EQ(j["kv_cache"]["bytes_per_token"], 70272);
+  EXPECT_EQ(j["request"]["max_model_len"], 262144);
+  EXPECT_EQ(j["request"]["needed_bytes"], 18421383168LL);
+  EXPECT_EQ(j["request"]["fits"], false);
+  const double weights_gib = j["per_gpu"]["weights_bytes"].get<double>() / 1073741824.0;
+  EXPECT_GT(weights_gib, 69.5);
+  EXPECT_LT(weights_gib, 72.5);
+  for (const char* key : {"requested_bytes", "activation_peak_bytes", "non_torch_bytes", "cudagraph_bytes",
+                          "kv_cache_bytes"}) {
+    EXPECT_TRUE(j["per_gpu"].contains(key)) << key;
+  }
+  for (const char* key : {"num_blocks", "tokens", "max_concurrency"}) EXPECT_TRUE(j["kv_cache"].contains(key)) << key;
+  EXPECT_GT(j["max_model_len"].get<std::int64_t>(), 0);
+  EXPECT_LT(j["max_model_len"].get<std::int64_t>(), 262144);
+}
+
+TEST(CliFit, IncidentCheckpointFp8Fits) {
+  const CliRun r = run(with(kIncident, {"--json"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["deployment"]["kv_cache_dtype"], "fp8_e4m3");
+  EXPECT_EQ(j["kv_cache"]["bytes_per_token"], 35136);
+  EXPECT_EQ(j["request"]["fits"], true);
+  EXPECT_EQ(j["max_model_len"], 262144);
+  EXPECT_NE(r.err.find("warning: no MLA attention backend"), std::string::npos);
+}
+
+TEST(CliFit, HumanOutputReadsLikeABudgetAndQuotesVllmsError) {
+  const CliRun r = run(with(kIncident, {"--kv-cache-dtype", "bfloat16", "--explain"}));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("70272 bytes per token"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(17.16 GiB KV cache is needed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Largest --max-model-len that fits:"), std::string::npos);
+  EXPECT_NE(r.out.find("ceil(total 101972967424 B x gpu_memory_utilization 0.9)"), std::string::npos) << r.out;
+}
+
+TEST(CliFit, LlamaKvBytesPerToken) {
+  auto j = nlohmann::json::parse(run({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "h100", "-tp", "1", "--json"}).out);
+  EXPECT_EQ(j["kv_cache"]["bytes_per_token"], 131072);
+  j = nlohmann::json::parse(run({"fit", "meta-llama/Llama-3.1-70B", "--gpu", "h100", "-tp", "8", "--json"}).out);
+  EXPECT_EQ(j["kv_cache"]["bytes_per_token"], 40960);
+}
+
+TEST(CliFit, MaxModelLenSyntax) {
+  auto j = nlohmann::json::parse(
+      run({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "h100", "--max-model-len", "32K", "--json"}).out);
+  EXPECT_EQ(j["request"]["max_model_len"], 32768);
+  j = nlohmann::json::parse(
+      run({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "h100", "--max-model-len", "32k", "--json"}).out);
+  EXPECT_EQ(j["request"]["max_model_len"], 32000);
+  j = nlohmann::json::parse(
+      run({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "h100", "--max-model-len", "-1", "--json"}).out);
+  EXPECT_EQ(j["request"]["max_model_len"], 131072);
+}
+
+TEST(CliFit, GpuMemoryForAnyOtherGpu) {
+  const auto j = nlohmann::json::parse(
+      run({"fit", "meta-llama/Llama-3.1-8B", "--gpu-memory", "97887MiB", "--json"}).out);
+  EXPECT_EQ(j["deployment"]["gpu"], "custom");
+  EXPECT_EQ(j["deployment"]["gpu_memory_bytes"], 97887LL * 1048576);
+}
+
+TEST(CliErrors, ExitCodesAndMessages) {
+  CliRun r = run({"fit", "/no/such/model", "--gpu", "h100"});
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("/no/such/model"), std::string::npos) << r.err;
+
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "gpubudget_cli_test";
+  fs::create_directories(dir);
+  std::ofstream(dir / "config.json") << "{\"architectures\": [\"LlamaForCausalLM\", ";
+  r = run({"fit", dir.string(), "--gpu", "h100"});
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find((dir / "config.json").string() + ": malformed JSON"), std::string::npos) << r.err;
+
+  std::ofstream(dir / "config.json", std::ios::trunc)
+      << R"({"architectures":["LlamaForCausalLM"],"model_type":"llama","num_attention_heads":32,
+             "intermediate_size":128,"num_hidden_layers":2,"vocab_size":100})";
+  r = run({"fit", (dir / "config.json").string(), "--gpu", "h100"});
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("config.json:/hidden_size: expected an integer"), std::string::npos) << r.err;
+  fs::remove_all(dir);
+
+  r = run({"fit", "nvidia/Kimi-K2.5-NVFP4", "--gpu", "rtx-pro-6000", "-tp", "3"});
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("num_attention_heads 64 is not divisible by --tensor-parallel-size 3"), std::string::npos)
+      << r.err;
+
+  r = run({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "h100", "--no-such-flag"});
+  EXPECT_EQ(r.code, 2);
+  r = run({"fit", "meta-llama/Llama-3.1-8B"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--gpu"), std::string::npos);
+  r = run({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "h100", "--max-model-len", "12x"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--max-model-len: invalid value \"12x\""), std::string::npos) << r.err;
+  r = run({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "h100", "--kv-cache-dtype", "int3"});
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("int3"), std::string::npos);
+  r = run({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "h100", "--gpu-memory-utilization", "1.5"});
+  EXPECT_EQ(r.code, 3);
+  r = run({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "h100", "--max-model-len", "200000"});
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("User-specified max_model_len (200000)"), std::string::npos) << r.err;
+}
+
+TEST(CliOther, GpusAndHelp) {
+  CliRun r = run({"gpus", "--json"});
+  ASSERT_EQ(r.code, 0);
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.is_array());
+  EXPECT_GE(j.size(), 10u);
+  EXPECT_TRUE(j[0].contains("name"));
+  EXPECT_TRUE(j[0].contains("memory_bytes"));
+  r = run({"--help"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("fit"), std::string::npos);
+  r = run({"models"});
+  EXPECT_NE(r.out.find("nvidia/Kimi-K2.5-NVFP4"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpubudget::cli

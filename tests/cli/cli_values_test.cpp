@@ -1,0 +1,47 @@
+#include "cli_values.h"
+
+#include <gtest/gtest.h>
+
+#include "gpubudget/error.h"
+
+namespace gpubudget::cli {
+namespace {
+
+TEST(HumanInt, VllmSuffixes) {
+  EXPECT_EQ(parse_human_int("f", "131072"), 131072);
+  EXPECT_EQ(parse_human_int("f", "128k"), 128000);
+  EXPECT_EQ(parse_human_int("f", "128K"), 131072);
+  EXPECT_EQ(parse_human_int("f", "1.5k"), 1500);
+  EXPECT_EQ(parse_human_int("f", "2M"), 2 * 1048576);
+  EXPECT_EQ(parse_human_int("f", "1g"), 1000000000);
+  EXPECT_THROW(parse_human_int("f", "1.5K"), UsageError);
+  EXPECT_THROW(parse_human_int("f", "abc"), UsageError);
+  EXPECT_THROW(parse_human_int("f", ""), UsageError);
+}
+
+TEST(MaxModelLen, AutoAndMinusOne) {
+  EXPECT_FALSE(parse_max_model_len("auto").has_value());
+  EXPECT_FALSE(parse_max_model_len("-1").has_value());
+  EXPECT_EQ(parse_max_model_len("128k"), 128000);
+  EXPECT_THROW(parse_max_model_len("0"), UsageError);
+}
+
+TEST(MemorySize, BinaryAndDecimalUnitsAreDistinct) {
+  EXPECT_EQ(parse_memory_size("f", "96GiB"), 96LL * 1073741824);
+  EXPECT_EQ(parse_memory_size("f", "80GB"), 80'000'000'000LL);
+  EXPECT_EQ(parse_memory_size("f", "97887MiB"), 97887LL * 1048576);
+  EXPECT_EQ(parse_memory_size("f", "1000"), 1000);
+  EXPECT_THROW(parse_memory_size("f", "96 potatoes"), UsageError);
+}
+
+TEST(ShortFlags, VllmMultiLetterShortFormsExpand) {
+  const auto args = expand_vllm_short_flags({"-tp", "8", "-pp=2", "-dcp", "8", "-dp", "1", "-x"});
+  EXPECT_EQ(args[0], "--tensor-parallel-size");
+  EXPECT_EQ(args[2], "--pipeline-parallel-size=2");
+  EXPECT_EQ(args[3], "--decode-context-parallel-size");
+  EXPECT_EQ(args[5], "--data-parallel-size");
+  EXPECT_EQ(args[7], "-x");
+}
+
+}  // namespace
+}  // namespace gpubudget::cli

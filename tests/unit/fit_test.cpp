@@ -1,0 +1,142 @@
+// The whole budget: requested memory, judged length, and the invariants of the solver.
+#include "gpubudget/fit.h"
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "gpubudget/error.h"
+#include "test_support.h"
+
+namespace gpubudget {
+namespace {
+
+struct Incident {
+  ModelSpec model = test::bundled("nvidia/Kimi-K2.5-NVFP4");
+  GpuSpec gpu = load_gpu_preset("rtx-pro-6000", test::configs());
+  VllmProfile profile = load_vllm_profile("0.15", test::configs());
+  Deployment deployment() const {
+    Deployment d;
+    d.tensor_parallel_size = 8;
+    d.gpu_memory_utilization = 0.9;
+    return d;
+  }
+};
+
+TEST(Fit, RequestedIsTheCeilingOfTotalTimesUtilization) {
+  Incident in;
+  const FitResult r = fit(in.model, in.gpu, in.deployment(), in.profile);
+  // 101,972,967,424 B x 0.9 = 91,775,670,681.6 → 91,775,670,682.
+  EXPECT_EQ(r.binding_worker().requested.count(), 91'775'670'682LL);
+}
+
+TEST(Fit, IncidentBf16DoesNotFitTheDefaultContext) {
+  Incident in;
+  Deployment d = in.deployment();
+  d.kv_cache_dtype = "bfloat16";
+  const FitResult r = fit(in.model, in.gpu, d, in.profile);
+  EXPECT_EQ(r.judged_max_model_len, 262144);
+  EXPECT_EQ(r.needed.count(), 18'421'383'168LL);
+  EXPECT_FALSE(r.fits);
+  EXPECT_EQ(r.block_size, 16);  // TRITON_MLA, the only MLA backend on SM120
+  EXPECT_EQ(r.attention_backend, "TRITON_MLA");
+  // The answer is consistent with the budget: M fits, M + 1 does not.
+  const WorkerBudget& w = r.binding_worker();
+  EXPECT_LE(w.kv.needed(r.max_model_len), w.kv_cache);
+  EXPECT_GT(w.kv.needed(r.max_model_len + 1), w.kv_cache);
+  // vLLM before 0.21 reports "GPU KV cache size" as blocks x block size.
+  EXPECT_EQ(r.kv_cache_tokens, r.num_blocks * 16);
+}
+
+TEST(Fit, IncidentCheckpointFp8FitsButWarnsThatNoBackendTakesIt) {
+  Incident in;
+  const FitResult r = fit(in.model, in.gpu, in.deployment(), in.profile);
+  EXPECT_EQ(r.kv_cache_dtype.name, "fp8_e4m3");
+  EXPECT_EQ(r.binding_worker().kv.bytes_per_token(), 35136);
+  EXPECT_TRUE(r.fits);
+  EXPECT_EQ(r.max_model_len, 262144);
+  ASSERT_FALSE(r.warnings.empty());
+  EXPECT_NE(r.warnings.front().find("fp8_e4m3"), std::string::npos);
+}
+
+TEST(Fit, ExplicitKvCacheMemoryBypassesTheBudget) {
+  Incident in;
+  Deployment d = in.deployment();
+  d.kv_cache_dtype = "bfloat16";
+  d.kv_cache_memory = Bytes(18'421'383'168LL);
+  const FitResult r = fit(in.model, in.gpu, d, in.profile);
+  EXPECT_TRUE(r.fits);
+  EXPECT_EQ(r.max_model_len, 262144);
+  d.kv_cache_memory = Bytes(18'421'383'167LL);
+  EXPECT_FALSE(fit(in.model, in.gpu, d, in.profile).fits);
+}
+
+TEST(Fit, JudgedLengthAboveTheModelMaximumIsRefused) {
+  Incident in;
+  Deployment d = in.deployment();
+  d.max_model_len = 262145;
+  try {
+    fit(in.model, in.gpu, d, in.profile);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("User-specified max_model_len (262145)"), std::string::npos);
+  }
+}
+
+TEST(Fit, VersionDefaultsComeFromTheProfile) {
+  Incident in;
+  Deployment d = in.deployment();
+  d.gpu_memory_utilization.reset();
+  EXPECT_DOUBLE_EQ(fit(in.model, in.gpu, d, load_vllm_profile("0.15", test::configs())).gpu_memory_utilization, 0.9);
+  const FitResult newest = fit(in.model, in.gpu, d, load_vllm_profile("0.21", test::configs()));
+  EXPECT_DOUBLE_EQ(newest.gpu_memory_utilization, 0.92);
+  EXPECT_TRUE(newest.binding_worker().overheads.cudagraph_charged);
+  d.enforce_eager = true;
+  EXPECT_EQ(fit(in.model, in.gpu, d, load_vllm_profile("0.21", test::configs())).binding_worker().overheads.cudagraph,
+            Bytes(0));
+}
+
+TEST(FitProperties, MonotoneInMemoryUtilizationAndKvDtype) {
+  const ModelSpec m = test::bundled("meta-llama/Llama-3.1-70B");
+  const VllmProfile p = load_vllm_profile("", test::configs());
+  for (std::int64_t tp : {2, 4, 8}) {
+    SCOPED_TRACE(tp);
+    Deployment d;
+    d.tensor_parallel_size = tp;
+    std::int64_t previous = -1;
+    for (int gib_total = 40; gib_total <= 200; gib_total += 8) {
+      const FitResult r = fit(m, custom_gpu(gib(gib_total)), d, p);
+      EXPECT_GE(r.max_model_len, previous);
+      EXPECT_EQ(r.fits, r.max_model_len >= r.judged_max_model_len);
+      previous = r.max_model_len;
+    }
+    std::int64_t by_util = -1;
+    for (double util = 0.5; util <= 1.0; util += 0.05) {
+      d.gpu_memory_utilization = util;
+      const std::int64_t len = fit(m, load_gpu_preset("h100", test::configs()), d, p).max_model_len;
+      EXPECT_GE(len, by_util);
+      by_util = len;
+    }
+    d.gpu_memory_utilization = 0.9;
+    d.kv_cache_dtype = "bfloat16";
+    const auto wide = fit(m, load_gpu_preset("a100-40gb", test::configs()), d, p).max_model_len;
+    d.kv_cache_dtype = "fp8";
+    EXPECT_GE(fit(m, load_gpu_preset("a100-40gb", test::configs()), d, p).max_model_len, wide);
+  }
+}
+
+TEST(FitProperties, PipelineStagesAreEachChecked) {
+  const ModelSpec m = test::bundled("meta-llama/Llama-3.1-70B");
+  Deployment d;
+  d.tensor_parallel_size = 2;
+  d.pipeline_parallel_size = 3;  // 80 layers: [27, 27, 26]
+  const FitResult r = fit(m, load_gpu_preset("h100", test::configs()), d, load_vllm_profile("", test::configs()));
+  ASSERT_EQ(r.workers.size(), 3u);
+  EXPECT_EQ(r.workers[0].end_layer - r.workers[0].first_layer, 27);
+  EXPECT_EQ(r.workers[2].end_layer - r.workers[2].first_layer, 26);
+  for (const auto& w : r.workers) EXPECT_GE(w.max_model_len, r.max_model_len);
+  for (const auto& w : r.workers) EXPECT_GE(w.num_blocks, r.num_blocks);
+}
+
+}  // namespace
+}  // namespace gpubudget

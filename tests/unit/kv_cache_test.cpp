@@ -1,0 +1,108 @@
+// KV bytes per token and per block, the need of one request, blocks, and the length search.
+#include "gpubudget/kv_cache.h"
+
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "gpubudget/error.h"
+#include "test_support.h"
+
+namespace gpubudget {
+namespace {
+
+KvCacheLayout layout_of(const std::string& id, std::int64_t tp, std::int64_t dtype_bytes, std::int64_t block,
+                        std::int64_t dcp = 1) {
+  const ModelSpec m = test::bundled(id);
+  Deployment d;
+  d.tensor_parallel_size = tp;
+  d.decode_context_parallel_size = dcp;
+  return make_kv_cache_layout(m, make_parallel_layout(m, d, 0), dtype_bytes, block);
+}
+
+TEST(KvBytesPerToken, Llama31_8B) {
+  // 32 layers x (K + V) x 8 KV heads x 128 x 2 bytes.
+  EXPECT_EQ(layout_of("meta-llama/Llama-3.1-8B", 1, 2, 16).bytes_per_token(), 32 * 2 * 8 * 128 * 2);
+}
+
+TEST(KvBytesPerToken, Llama31_70BReplicatesKvHeadsBeyondTheirCount) {
+  // 8 KV heads: TP8 → 1 per rank; TP16 → still 1 (replicated), not 0.5.
+  EXPECT_EQ(layout_of("meta-llama/Llama-3.1-70B", 8, 2, 16).bytes_per_token(), 80 * 2 * 1 * 128 * 2);
+  EXPECT_EQ(layout_of("meta-llama/Llama-3.1-70B", 16, 2, 16).bytes_per_token(), 40960);
+  EXPECT_EQ(layout_of("meta-llama/Llama-3.1-70B", 2, 2, 16).bytes_per_token(), 80 * 2 * 4 * 128 * 2);
+}
+
+TEST(KvBytesPerToken, MlaLatentIsNotSplitByTp) {
+  // 61 layers x (kv_lora_rank 512 + qk_rope_head_dim 64) x 2 bytes, on every rank.
+  EXPECT_EQ(layout_of("nvidia/Kimi-K2.5-NVFP4", 1, 2, 16).bytes_per_token(), 70272);
+  EXPECT_EQ(layout_of("nvidia/Kimi-K2.5-NVFP4", 8, 2, 16).bytes_per_token(), 70272);
+  EXPECT_EQ(layout_of("nvidia/Kimi-K2.5-NVFP4", 8, 1, 16).bytes_per_token(), 35136);
+}
+
+TEST(KvNeeded, IncidentFullContext) {
+  // 262144 tokens = 16384 blocks of 16; 61 layers x 16 x 1152 B per block: 18,421,383,168 B (17.16 GiB).
+  const auto kv = layout_of("nvidia/Kimi-K2.5-NVFP4", 8, 2, 16);
+  EXPECT_EQ(kv.needed(262144).count(), 18'421'383'168LL);
+  // One token more needs one block more.
+  EXPECT_EQ(kv.needed(262145).count() - kv.needed(262144).count(), 61 * 16 * 1152);
+}
+
+TEST(KvNeeded, DecodeContextParallelDividesTheRequest) {
+  // -dcp 8: each rank holds cdiv(262144, 8) = 32768 tokens = 2048 blocks.
+  const auto kv = layout_of("nvidia/Kimi-K2.5-NVFP4", 8, 2, 16, 8);
+  EXPECT_EQ(kv.needed(262144).count(), 2048LL * 61 * 16 * 1152);
+}
+
+TEST(KvBlocks, FloorOfBudgetOverPageOverLayers) {
+  const auto kv = layout_of("nvidia/Kimi-K2.5-NVFP4", 8, 2, 16);
+  const std::int64_t page = 16 * 1152;
+  EXPECT_EQ(kv.num_blocks(Bytes(61 * page * 100 + 5)), 100);
+  EXPECT_EQ(kv.num_blocks(Bytes(61 * page * 100 - 1)), 99);
+  EXPECT_EQ(kv.num_blocks(Bytes(-5)), 0);
+}
+
+TEST(KvDtype, ResolutionFollowsVllm) {
+  const ModelSpec kimi = test::bundled("nvidia/Kimi-K2.5-NVFP4");
+  EXPECT_EQ(resolve_kv_cache_dtype(kimi, "auto").name, "fp8_e4m3");  // checkpoint kv_cache_scheme
+  EXPECT_EQ(resolve_kv_cache_dtype(kimi, "bfloat16").name, "bfloat16");  // explicit wins
+  const ModelSpec llama = test::bundled("meta-llama/Llama-3.1-8B");
+  EXPECT_EQ(resolve_kv_cache_dtype(llama, "auto").name, "bfloat16");
+  EXPECT_EQ(resolve_kv_cache_dtype(llama, "fp8").element_bytes, 1);
+  EXPECT_THROW(resolve_kv_cache_dtype(llama, "int3"), InputError);
+  // A ModelOpt hf_quant_config.json with kv_cache_quant_algo FP8.
+  const ModelSpec k26 = test::bundled("nvidia/Kimi-K2.6-NVFP4");
+  EXPECT_EQ(resolve_kv_cache_dtype(k26, "auto").name, "fp8_e4m3");
+}
+
+// Oracle: the largest M in [1, upper] whose need fits, by scanning every length.
+std::int64_t brute_force(const KvCacheLayout& kv, Bytes available, std::int64_t upper) {
+  std::int64_t best = 0;
+  for (std::int64_t m = 1; m <= upper; ++m) {
+    if (kv.needed(m) <= available) best = m;
+  }
+  return best;
+}
+
+TEST(LargestFittingLength, EqualsABruteForceScan) {
+  std::mt19937_64 rng(20260220);
+  for (int trial = 0; trial < 300; ++trial) {
+    SCOPED_TRACE(trial);
+    KvCacheLayout kv;
+    kv.block_size = std::int64_t{1} << (rng() % 8);  // 1..128
+    kv.dcp = 1 + static_cast<std::int64_t>(rng() % 4);
+    const auto layers = 1 + rng() % 6;
+    for (std::uint64_t i = 0; i < layers; ++i) kv.layer_token_bytes.push_back(1 + static_cast<std::int64_t>(rng() % 4096));
+    const std::int64_t upper = 1 + static_cast<std::int64_t>(rng() % 3000);
+    const Bytes available(static_cast<std::int64_t>(rng() % (kv.needed(upper).count() * 2 + 1)));
+    EXPECT_EQ(largest_fitting_length(kv, available, upper), brute_force(kv, available, upper));
+  }
+}
+
+TEST(LargestFittingLength, ZeroWhenNotOneTokenFits) {
+  const auto kv = layout_of("meta-llama/Llama-3.1-8B", 1, 2, 16);
+  EXPECT_EQ(largest_fitting_length(kv, Bytes(kv.block_bytes() - 1), 131072), 0);
+  EXPECT_EQ(largest_fitting_length(kv, Bytes(kv.block_bytes()), 131072), 16);
+}
+
+}  // namespace
+}  // namespace gpubudget

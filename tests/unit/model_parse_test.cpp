@@ -1,0 +1,114 @@
+// Parsing real configs into per-layer specs, and the errors bad configs produce.
+#include <gtest/gtest.h>
+
+#include "gpubudget/error.h"
+#include "test_support.h"
+
+namespace gpubudget {
+namespace {
+
+const LinearModule* find_linear(const LayerSpec& layer, const std::string& suffix) {
+  for (const auto& m : layer.linears) {
+    if (m.name.size() >= suffix.size() && m.name.compare(m.name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      return &m;
+    }
+  }
+  return nullptr;
+}
+
+TEST(ModelParse, KimiK25WrapsADeepSeekV3TextModel) {
+  const ModelSpec m = test::bundled("nvidia/Kimi-K2.5-NVFP4");
+  EXPECT_EQ(m.architecture, "KimiK25ForConditionalGeneration");
+  EXPECT_EQ(m.model_type, "deepseek_v3");
+  ASSERT_EQ(m.layers.size(), 61u);
+  EXPECT_FALSE(m.layers[0].is_moe);  // first_k_dense_replace = 1
+  EXPECT_TRUE(m.layers[1].is_moe);
+  EXPECT_EQ(m.layers[60].experts.at(0).num_experts, 384);
+  EXPECT_EQ(m.layers[60].experts.at(0).intermediate_size, 2048);
+  EXPECT_EQ(m.layers[5].attention.kind, AttentionKind::kMla);
+  EXPECT_EQ(m.layers[5].attention.head_dim, 512 + 64);
+  EXPECT_EQ(m.vocab_size, 163840);
+  EXPECT_TRUE(m.vision.has_value());
+  // ModelOpt NVFP4 with the attention of every layer and the lm_head in `ignore`.
+  EXPECT_EQ(m.quantization.method, "modelopt_fp4");
+  EXPECT_EQ(m.quantization.kv_cache_dtype, "fp8_e4m3");
+  EXPECT_EQ(find_linear(m.layers[7], "self_attn.q_b_proj")->format.kind, QuantKind::kUnquantized);
+  EXPECT_EQ(find_linear(m.layers[7], "shared_experts.gate_up_proj")->format.kind, QuantKind::kNvfp4);
+  EXPECT_EQ(find_linear(m.layers[0], "mlp.down_proj")->format.kind, QuantKind::kNvfp4);
+  EXPECT_EQ(m.layers[7].experts.at(0).format.kind, QuantKind::kNvfp4);
+  EXPECT_EQ(find_linear(m.layers[7], "mlp.gate")->format.kind, QuantKind::kUnquantized);
+  // kv_b_proj is bf16, so vLLM makes no absorbed copy.
+  EXPECT_EQ(find_linear(m.layers[7], "kv_b_proj(bf16 W_UK_T/W_UV)"), nullptr);
+}
+
+TEST(ModelParse, DeepSeekV3Fp8BlockSkipsTheMtpLayer) {
+  const ModelSpec m = test::bundled("deepseek-ai/DeepSeek-V3");
+  EXPECT_EQ(m.layers.size(), 61u);
+  EXPECT_EQ(m.skipped_mtp_layers, 1);
+  EXPECT_FALSE(m.layers[2].is_moe);  // first_k_dense_replace = 3
+  EXPECT_TRUE(m.layers[3].is_moe);
+  const auto* q_b = find_linear(m.layers[3], "q_b_proj");
+  ASSERT_NE(q_b, nullptr);
+  EXPECT_EQ(q_b->format.kind, QuantKind::kFp8Block);
+  EXPECT_EQ(q_b->format.block_n, 128);
+  EXPECT_NE(find_linear(m.layers[3], "kv_b_proj(bf16 W_UK_T/W_UV)"), nullptr);
+  EXPECT_EQ(m.quantization.kv_cache_dtype, "");
+}
+
+TEST(ModelParse, DeepSeekV2LiteHasNoQLora) {
+  const ModelSpec m = test::bundled("deepseek-ai/DeepSeek-V2-Lite-Chat");
+  EXPECT_NE(find_linear(m.layers[0], "self_attn.q_proj"), nullptr);
+  EXPECT_EQ(find_linear(m.layers[0], "fused_qkv_a_proj"), nullptr);
+}
+
+TEST(ModelParse, LlamaGqa) {
+  const ModelSpec m = test::bundled("meta-llama/Llama-3.1-70B");
+  ASSERT_EQ(m.layers.size(), 80u);
+  EXPECT_EQ(m.layers[0].attention.num_key_value_heads, 8);
+  EXPECT_EQ(m.layers[0].attention.head_dim, 128);  // 8192 / 64
+  EXPECT_FALSE(m.tie_word_embeddings);
+}
+
+void expect_input_error(const std::string& json, const std::string& fragment) {
+  try {
+    parse_model_config(json, "", "bad/config.json");
+    ADD_FAILURE() << "expected InputError containing " << fragment;
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+TEST(ModelParseErrors, NameTheFileFieldAndValue) {
+  expect_input_error("{\"architectures\": [", "bad/config.json: malformed JSON");
+  expect_input_error(R"({"architectures":["LlamaForCausalLM"],"model_type":"llama","num_attention_heads":64,
+    "intermediate_size":128,"num_hidden_layers":2,"vocab_size":100})",
+                     "bad/config.json:/hidden_size: expected an integer");
+  expect_input_error(R"({"architectures":["LlamaForCausalLM"],"model_type":"llama","hidden_size":"4096",
+    "num_attention_heads":32,"intermediate_size":128,"num_hidden_layers":2,"vocab_size":100})",
+                     "got \"4096\"");
+  expect_input_error(R"({"architectures":["LlamaForCausalLM"],"model_type":"llama","hidden_size":4096.5,
+    "num_attention_heads":32,"intermediate_size":128,"num_hidden_layers":2,"vocab_size":100})",
+                     "/hidden_size: expected an integer in [1, 1048576], got 4096.5");
+  expect_input_error(R"({"architectures":["FalconForCausalLM"],"model_type":"falcon"})",
+                     "unsupported architecture FalconForCausalLM");
+  expect_input_error(R"({"architectures":["LlamaForCausalLM"],"model_type":"llama","hidden_size":4096,
+    "num_attention_heads":32,"num_key_value_heads":5,"intermediate_size":128,"num_hidden_layers":2,"vocab_size":100})",
+                     "num_key_value_heads 5 does not divide num_attention_heads 32");
+  expect_input_error(R"({"architectures":["LlamaForCausalLM"],"model_type":"llama","hidden_size":4096,
+    "num_attention_heads":32,"intermediate_size":128,"num_hidden_layers":2,"vocab_size":100,
+    "quantization_config":{"quant_method":"gptq"}})",
+                     "quantization method \"gptq\" is not supported yet");
+}
+
+TEST(ModelParseErrors, AbsurdSizesAreRefused) {
+  // 4096 layers of a 2^20-wide MLP: ~10^16 parameters.
+  expect_input_error(R"({"architectures":["LlamaForCausalLM"],"model_type":"llama","hidden_size":1048576,
+    "num_attention_heads":16384,"intermediate_size":4194304,"num_hidden_layers":4096,"vocab_size":100})",
+                     "refusing an absurd model size");
+  expect_input_error(R"({"architectures":["LlamaForCausalLM"],"model_type":"llama","hidden_size":4096,
+    "num_attention_heads":32,"intermediate_size":128,"num_hidden_layers":10000000,"vocab_size":100})",
+                     "/num_hidden_layers: expected an integer in [1, 10000], got 10000000");
+}
+
+}  // namespace
+}  // namespace gpubudget
