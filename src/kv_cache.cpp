@@ -11,10 +11,10 @@ KvCacheDtype resolve_kv_cache_dtype(const ModelSpec& model, const std::string& r
   if (requested == "auto") {
     const auto& q = model.quantization;
     if (q.kv_cache_dtype == "fp8_e4m3") {
-      return {"fp8_e4m3", 1, fmt::format("auto: the checkpoint's FP8 KV-cache declaration ({})", q.source)};
+      return {"fp8_e4m3", 1, fmt::format("auto: the checkpoint's {}", q.kv_cache_declaration)};
     }
     if (q.kv_cache_dtype == "fp8") {
-      return {"fp8", 1, fmt::format("auto: the checkpoint's compressed-tensors kv_cache_scheme ({})", q.source)};
+      return {"fp8", 1, fmt::format("auto: the checkpoint's compressed-tensors {}", q.kv_cache_declaration)};
     }
     switch (model.dtype) {
       case Dtype::kFloat16: return {"float16", 2, "auto: the model dtype"};

@@ -108,20 +108,21 @@ void write_fit_text(const ReportContext& c, const FitResult& r, bool explain, st
                      c.profile.version, r.kv_cache_dtype.name, r.kv_cache_dtype.reason, r.block_size,
                      r.attention_backend.empty() ? "" : fmt::format(" ({})", r.attention_backend));
   out << fmt::format("Per-GPU budget{}:\n", r.workers.size() > 1 ? fmt::format(" (binding stage {})", w.pp_rank) : "");
-  out << fmt::format("  requested ({} x {:.2f} GiB)      {:>10}\n", r.gpu_memory_utilization, to_gib(c.gpu.memory),
-                     gib2(w.requested));
-  out << fmt::format("  - weights                       {:>10}\n", gib2(w.weights.total));
-  for (const auto& comp : w.weights.components) {
-    out << fmt::format("      {:<26}{:>10}\n", component_name(comp.component), gib2(comp.bytes));
-  }
-  out << fmt::format("  - activation peak (estimate)    {:>10}\n", gib2(w.overheads.activation_peak));
-  out << fmt::format("  - non-torch (estimate)          {:>10}\n", gib2(w.overheads.non_torch));
-  out << fmt::format("  - CUDA graphs (estimate)        {:>10}{}\n",
-                     gib2(w.overheads.cudagraph_charged ? w.overheads.cudagraph : Bytes(0)),
-                     w.overheads.cudagraph_charged ? "" : fmt::format("  (not charged by this vLLM; ~{} at runtime)",
-                                                                      gib2(w.overheads.cudagraph)));
-  out << fmt::format("  = KV cache                      {:>10}   (overheads +/- {:.0f}%)\n\n", gib2(w.kv_cache),
-                     w.overheads.relative_uncertainty * 100);
+  auto row = [&out](const std::string& label, Bytes value, const std::string& note = "") {
+    out << fmt::format("  {:<34}{:>11}{}\n", label, gib2(value), note);
+  };
+  row(fmt::format("requested ({} x {:.2f} GiB)", r.gpu_memory_utilization, to_gib(c.gpu.memory)), w.requested);
+  row("- weights", w.weights.total);
+  for (const auto& comp : w.weights.components) row(fmt::format("    {}", component_name(comp.component)), comp.bytes);
+  row("- activation peak (estimate)", w.overheads.activation_peak);
+  row("- non-torch (estimate)", w.overheads.non_torch);
+  row("- CUDA graphs (estimate)", w.overheads.cudagraph_charged ? w.overheads.cudagraph : Bytes(0),
+      w.overheads.cudagraph_charged
+          ? ""
+          : fmt::format("   not charged by this vLLM; ~{} at runtime", gib2(w.overheads.cudagraph)));
+  row("= KV cache", w.kv_cache,
+      fmt::format("   overheads +/- {:.0f}%", w.overheads.relative_uncertainty * 100));
+  out << "\n";
   out << fmt::format("KV cache: {} bytes per token per GPU, {} blocks of {} tokens\n", w.kv.bytes_per_token(),
                      r.num_blocks, r.block_size);
   out << fmt::format("GPU KV cache size: {} tokens\n", with_commas(r.kv_cache_tokens));

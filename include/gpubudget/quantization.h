@@ -43,6 +43,8 @@ struct CheckpointQuantization {
   // KV-cache dtype the checkpoint asks for when --kv-cache-dtype is `auto`: "" (none), "fp8_e4m3"
   // (ModelOpt kv_cache_quant_algo FP8 / kv_cache_scheme float 8-bit), "fp8" (compressed-tensors).
   std::string kv_cache_dtype;
+  // The declaration behind kv_cache_dtype, for explanations ("hf_quant_config.json kv_cache_quant_algo FP8").
+  std::string kv_cache_declaration;
   // Where the declaration came from, for explanations ("config.json:/quantization_config").
   std::string source;
 };

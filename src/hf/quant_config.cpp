@@ -1,6 +1,8 @@
 // Quantization declarations: config.json `quantization_config` or ModelOpt `hf_quant_config.json`.
 // vLLM: transformers_utils/config.py (_normalize_quantization_config), config/cache.py
 // (resolve_kv_cache_dtype_string), model_executor/layers/quantization/{fp8,modelopt}.py.
+#include <filesystem>
+
 #include <fmt/format.h>
 
 #include "gpubudget/error.h"
@@ -28,12 +30,13 @@ namespace {
 
 // ModelOpt's KV declaration: "FP8" or {type: float, num_bits: 8} → fp8_e4m3 (vLLM
 // get_kv_cache_quant_algo_string); anything else leaves `auto` alone.
-std::string modelopt_kv_dtype(const JsonReader& block) {
+std::string modelopt_kv_dtype(const JsonReader& block, std::string& declaration) {
   for (const char* key : {"kv_cache_scheme", "kv_cache_quant_algo"}) {
     if (!block.has(key)) continue;
     const auto& v = block.value()[key];
     if (v.is_string()) {
       const auto s = v.get<std::string>();
+      declaration = std::string(key) + " " + s;
       if (s == "FP8" || s == "fp8") return "fp8_e4m3";
       return "";
     }
@@ -41,6 +44,7 @@ std::string modelopt_kv_dtype(const JsonReader& block) {
       const JsonReader scheme = block.object(key);
       const auto type = scheme.optional_string("type").value_or("");
       const auto bits = scheme.optional_integer("num_bits", 1, 64).value_or(0);
+      declaration = fmt::format("{} {{type: {}, num_bits: {}}}", key, type, bits);
       if (type == "float" && bits == 8) return "fp8_e4m3";
       return "";
     }
@@ -64,7 +68,8 @@ CheckpointQuantization parse_modelopt(const JsonReader& block, const std::string
   }
   q.excluded_modules = block.string_list("exclude_modules");
   for (auto& p : block.string_list("ignore")) q.excluded_modules.push_back(std::move(p));
-  q.kv_cache_dtype = modelopt_kv_dtype(block);
+  q.kv_cache_dtype = modelopt_kv_dtype(block, q.kv_cache_declaration);
+  q.kv_cache_declaration = std::filesystem::path(block.file()).filename().string() + " " + q.kv_cache_declaration;
   q.source = algo_key_owner_desc;
   return q;
 }

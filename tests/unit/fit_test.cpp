@@ -96,6 +96,27 @@ TEST(Fit, VersionDefaultsComeFromTheProfile) {
             Bytes(0));
 }
 
+TEST(Fit, BlockSizeFollowsTheBackendVllmWouldPick) {
+  const ModelSpec ds = test::bundled("deepseek-ai/DeepSeek-V3");
+  const GpuSpec h200 = load_gpu_preset("h200", test::configs());
+  const GpuSpec b200 = load_gpu_preset("b200", test::configs());
+  const VllmProfile newest = load_vllm_profile("0.21", test::configs());
+  Deployment d;
+  d.tensor_parallel_size = 8;
+  // SM90: FLASH_ATTN_MLA (16) takes bf16 only; fp8 falls to FLASHMLA (64). SM100: FLASHINFER_MLA (32).
+  EXPECT_EQ(fit(ds, h200, d, newest).block_size, 16);
+  EXPECT_EQ(fit(ds, b200, d, newest).block_size, 32);
+  d.kv_cache_dtype = "fp8";
+  EXPECT_EQ(fit(ds, h200, d, newest).block_size, 64);
+  // vLLM 0.11 forced FlashMLA (64) on Hopper and CUTLASS MLA (128) on Blackwell.
+  d.kv_cache_dtype = "auto";
+  EXPECT_EQ(fit(ds, h200, d, load_vllm_profile("0.11", test::configs())).block_size, 64);
+  EXPECT_EQ(fit(ds, b200, d, load_vllm_profile("0.11", test::configs())).block_size, 128);
+  // --block-size wins.
+  d.block_size = 256;
+  EXPECT_EQ(fit(ds, h200, d, newest).block_size, 256);
+}
+
 TEST(FitProperties, MonotoneInMemoryUtilizationAndKvDtype) {
   const ModelSpec m = test::bundled("meta-llama/Llama-3.1-70B");
   const VllmProfile p = load_vllm_profile("", test::configs());

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs gpubudget's build and test dependencies from Debian's packages (Debian 12 or later).
+set -euo pipefail
+packages=(g++ cmake make nlohmann-json3-dev libcli11-dev libfmt-dev libeigen3-dev libgtest-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+as_root=()
+if [ "$(id -u)" -ne 0 ]; then as_root=(sudo); fi
+export DEBIAN_FRONTEND=noninteractive
+"${as_root[@]}" apt-get update -qq
+"${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
