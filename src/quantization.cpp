@@ -14,6 +14,10 @@ std::string describe(const QuantFormat& format) {
     case QuantKind::kUnquantized: return std::string(dtype_name(format.dtype));
     case QuantKind::kFp8Block: return fmt::format("fp8 block {}x{}", format.block_n, format.block_k);
     case QuantKind::kNvfp4: return fmt::format("nvfp4 group {}", format.group_size);
+    case QuantKind::kIntPacked:
+      return fmt::format("int{} {} {}", format.bits,
+                         format.group_size > 0 ? fmt::format("group {}", format.group_size) : "per-channel",
+                         format.symmetric ? "symmetric" : "asymmetric");
   }
   return "?";
 }
@@ -45,7 +49,8 @@ bool glob_full_match(std::string_view pattern, std::string_view text) {
 bool pattern_matches(const std::string& pattern, const std::string& name) {
   if (pattern.rfind("re:", 0) == 0) {
     try {
-      return std::regex_search(name, std::regex(pattern.substr(3)));
+      // compressed-tensors uses Python's re.match: anchored at the start, not at the end.
+      return std::regex_search(name, std::regex("^(?:" + pattern.substr(3) + ")"));
     } catch (const std::regex_error&) {
       return false;
     }

@@ -7,6 +7,17 @@ namespace gpubudget {
 
 namespace {
 
+// compressed-tensors WNA16 (CompressedTensorsWNA16.create_weights; Marlin repacking keeps the sizes):
+// weight_packed int32 [n, k·bits/32], weight_scale 16-bit [n, cdiv(k, g)], the weight_shape record
+// (`shape_bytes`: int64 [2] for a linear layer, fp32 [2] per expert for FusedMoE), and for asymmetric
+// schemes weight_zero_point int32 [cdiv(n, 32/bits), cdiv(k, g)].
+std::int64_t int_packed_bytes(const QuantFormat& format, std::int64_t n, std::int64_t k, std::int64_t shape_bytes) {
+  const std::int64_t groups = format.group_size > 0 ? cdiv(k, format.group_size) : 1;
+  std::int64_t bytes = n * k * format.bits / 8 + n * groups * element_bytes(format.dtype) + shape_bytes;
+  if (!format.symmetric) bytes += cdiv(n, 32 / format.bits) * groups * 4;
+  return bytes;
+}
+
 // Bytes of a local [n, k] matrix in `format`, as vLLM holds it after process_weights_after_loading.
 std::int64_t matrix_bytes(const QuantFormat& format, std::int64_t n, std::int64_t k) {
   switch (format.kind) {
@@ -19,6 +30,8 @@ std::int64_t matrix_bytes(const QuantFormat& format, std::int64_t n, std::int64_
       // Two e2m1 values per byte; fp8 block scales swizzled to [round_up(n,128), round_up(k/16,4)]
       // (swizzle_blockscale); fp32 input_scale, weight_scale_2, alpha, input_scale_inv.
       return n * k / 2 + round_up(n, 128) * round_up(k / format.group_size, 4) + 16;
+    case QuantKind::kIntPacked:
+      return int_packed_bytes(format, n, k, 16);
   }
   return 0;
 }
@@ -80,6 +93,10 @@ Bytes experts_bytes(const ExpertsModule& e, const ParallelLayout& layout) {
       // fp32 per expert: w13/w2 weight_scale_2, input scales, g1/g2 alphas (ModelOptNvFp4FusedMoE).
       per_expert = 2 * I * H / 2 + round_up(2 * I, 128) * round_up(H / 16, 4) + H * I / 2 +
                    round_up(H, 128) * round_up(I / 16, 4) + 24;
+      break;
+    case QuantKind::kIntPacked:
+      // w13 [2I, H] and w2 [H, I], each with its scales and int64 [2] weight_shape.
+      per_expert = int_packed_bytes(e.format, 2 * I, H, 8) + int_packed_bytes(e.format, H, I, 8);
       break;
   }
   return Bytes(local_experts * per_expert);

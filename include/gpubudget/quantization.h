@@ -16,6 +16,8 @@ enum class QuantKind {
   kUnquantized,  // `dtype` elements, e.g. bf16
   kFp8Block,     // fp8 e4m3 weight + fp32 scale per [block_n x block_k] tile (DeepSeek `weight_block_size`)
   kNvfp4,        // 4-bit e2m1 weight (2 per byte) + fp8 e4m3 scale per `group_size` inputs + fp32 globals
+  kIntPacked,    // compressed-tensors pack-quantized INT4/INT8 weight-only: int32-packed weight + 16-bit
+                 // scale per `group_size` inputs (+ int32-packed zero points when asymmetric)
 };
 
 struct QuantFormat {
@@ -23,7 +25,10 @@ struct QuantFormat {
   Dtype dtype = Dtype::kBFloat16;  // element type when kind == kUnquantized
   std::int64_t block_n = 0;        // kFp8Block: output rows per scale tile
   std::int64_t block_k = 0;        // kFp8Block: input columns per scale tile
-  std::int64_t group_size = 0;     // kNvfp4: inputs per fp8 scale (16)
+  std::int64_t group_size = 0;     // kNvfp4: inputs per fp8 scale (16); kIntPacked: inputs per scale,
+                                   // 0 = one scale per output channel
+  std::int64_t bits = 0;           // kIntPacked: 4 or 8
+  bool symmetric = true;           // kIntPacked: false adds zero points
 
   friend bool operator==(const QuantFormat&, const QuantFormat&) = default;
 };

@@ -104,7 +104,8 @@ ModelSpec parse_model_config(const std::string& config_json, const std::string& 
   }
 
   detail::ParseContext context{root, text, nested ? "language_model." : "", model.dtype, {}};
-  context.quantization = detail::parse_quantization(root, nested ? &text : nullptr, hf_quant ? &*hf_quant : nullptr);
+  context.quantization =
+      detail::parse_quantization(root, nested ? &text : nullptr, hf_quant ? &*hf_quant : nullptr, model.dtype);
   model.quantization = context.quantization;
 
   // The vocabulary: the wrapper's own value when present (Kimi-K2.5 reads the top level).

@@ -34,8 +34,9 @@ struct ParseContext {
 
 // Reads `quantization_config` / `hf_quant_config.json` into a CheckpointQuantization.
 // Throws InputError for a method or algorithm this version does not model.
+// `dtype` is the model's unquantized dtype (the 16-bit type of integer schemes' scales).
 CheckpointQuantization parse_quantization(const JsonReader& root, const JsonReader* text,
-                                          const JsonReader* hf_quant_config);
+                                          const JsonReader* hf_quant_config, Dtype dtype);
 
 // vLLM's derived maximum length (ModelConfig._get_and_verify_max_len without a user value).
 void derive_max_model_len(const JsonReader& text, ModelSpec& model);

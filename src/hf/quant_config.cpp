@@ -74,10 +74,67 @@ CheckpointQuantization parse_modelopt(const JsonReader& block, const std::string
   return q;
 }
 
+// compressed-tensors (llm-compressor): weight-only integer `pack-quantized` groups are modelled.
+// The KV declaration is resolved the way vLLM does it: Attention.__init__ turns `auto` into `fp8`
+// when `kv_cache_scheme` is set.
+CheckpointQuantization parse_compressed_tensors(const JsonReader& qc, Dtype dtype) {
+  CheckpointQuantization q;
+  q.method = "compressed-tensors";
+  q.source = qc.path("quant_method");
+  if (qc.has("kv_cache_scheme")) {
+    const JsonReader kv = qc.object("kv_cache_scheme");
+    const auto type = kv.optional_string("type").value_or("");
+    const auto bits = kv.optional_integer("num_bits", 1, 64).value_or(0);
+    if (type != "float" || bits != 8) {
+      kv.fail("type", "an 8-bit float kv_cache_scheme (the only one vLLM maps to an fp8 KV cache)");
+    }
+    q.kv_cache_dtype = "fp8";
+    q.kv_cache_declaration = "kv_cache_scheme {type: float, num_bits: 8}";
+  }
+  const auto format = qc.optional_string("format").value_or("");
+  if (format != "pack-quantized") {
+    throw InputError(fmt::format("{}: compressed-tensors format \"{}\" is not supported yet (supported: pack-quantized)",
+                                 qc.path("format"), format));
+  }
+  const JsonReader groups = qc.object("config_groups");
+  if (groups.value().size() != 1) {
+    throw InputError(fmt::format("{}: only one config group is supported yet, got {}", qc.path("config_groups"),
+                                 groups.value().size()));
+  }
+  const std::string group_name = groups.value().begin().key();
+  const JsonReader group = groups.object(group_name);
+  const auto targets = group.string_list("targets");
+  if (targets != std::vector<std::string>{"Linear"}) group.fail("targets", "[\"Linear\"]");
+  if (group.has("input_activations")) {
+    throw InputError(fmt::format("{}: weight-and-activation schemes (W8A8, FP8 dynamic) are not supported yet",
+                                 group.path("input_activations")));
+  }
+  const JsonReader w = group.object("weights");
+  if (w.string("type") != "int") w.fail("type", "\"int\"");
+  q.format.kind = QuantKind::kIntPacked;
+  q.format.dtype = dtype;
+  q.format.bits = w.integer("num_bits", 4, 8);
+  if (q.format.bits != 4 && q.format.bits != 8) w.fail("num_bits", "4 or 8");
+  const auto strategy = w.string("strategy");
+  if (strategy == "group") {
+    q.format.group_size = w.integer("group_size", 1, 1 << 20);
+  } else if (strategy == "channel") {
+    q.format.group_size = 0;
+  } else {
+    w.fail("strategy", "\"group\" or \"channel\"");
+  }
+  q.format.symmetric = w.boolean("symmetric", true);
+  if (w.has("actorder") && w.value()["actorder"] != false) {
+    throw InputError(fmt::format("{}: activation-order (desc_act) checkpoints are not supported yet", w.path("actorder")));
+  }
+  q.excluded_modules = qc.string_list("ignore");
+  return q;
+}
+
 }  // namespace
 
 CheckpointQuantization parse_quantization(const JsonReader& root, const JsonReader* text,
-                                          const JsonReader* hf_quant_config) {
+                                          const JsonReader* hf_quant_config, Dtype dtype) {
   std::optional<JsonReader> qc = root.optional_object("quantization_config");
   if (!qc && text != nullptr) qc = text->optional_object("quantization_config");
 
@@ -104,12 +161,7 @@ CheckpointQuantization parse_quantization(const JsonReader& root, const JsonRead
       if (qc->has("quantization")) return parse_modelopt(qc->object("quantization"), qc->path("quantization"));
       return parse_modelopt(*qc, qc->path("quant_method"));
     }
-    if (method == "compressed-tensors") {
-      // Weight formats of compressed-tensors come with the exact-weights work; the KV declaration
-      // alone is understood (Attention.__init__ turns `auto` into fp8 when kv_cache_scheme is set).
-      throw InputError(fmt::format("{}: compressed-tensors weight formats are not supported yet",
-                                   qc->path("quant_method")));
-    }
+    if (method == "compressed-tensors") return parse_compressed_tensors(*qc, dtype);
     throw InputError(fmt::format("{}: quantization method \"{}\" is not supported yet (supported: fp8 with "
                                  "weight_block_size, modelopt NVFP4)",
                                  qc->path("quant_method"), method));

@@ -69,6 +69,12 @@ TEST(KvDtype, ResolutionFollowsVllm) {
   EXPECT_EQ(resolve_kv_cache_dtype(llama, "auto").name, "bfloat16");
   EXPECT_EQ(resolve_kv_cache_dtype(llama, "fp8").element_bytes, 1);
   EXPECT_THROW(resolve_kv_cache_dtype(llama, "int3"), InputError);
+  // compressed-tensors kv_cache_scheme → vLLM's Attention turns auto into fp8.
+  ModelSpec ct = llama;
+  ct.quantization.method = "compressed-tensors";
+  ct.quantization.kv_cache_dtype = "fp8";
+  EXPECT_EQ(resolve_kv_cache_dtype(ct, "auto").name, "fp8");
+  EXPECT_EQ(resolve_kv_cache_dtype(ct, "auto").element_bytes, 1);
   // A ModelOpt hf_quant_config.json with kv_cache_quant_algo FP8.
   const ModelSpec k26 = test::bundled("nvidia/Kimi-K2.6-NVFP4");
   EXPECT_EQ(resolve_kv_cache_dtype(k26, "auto").name, "fp8_e4m3");

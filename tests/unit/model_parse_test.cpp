@@ -41,6 +41,33 @@ TEST(ModelParse, KimiK25WrapsADeepSeekV3TextModel) {
   EXPECT_EQ(find_linear(m.layers[7], "kv_b_proj(bf16 W_UK_T/W_UV)"), nullptr);
 }
 
+TEST(ModelParse, KimiK25CompressedTensorsInt4) {
+  const ModelSpec m = test::bundled("moonshotai/Kimi-K2.5");
+  EXPECT_EQ(m.quantization.method, "compressed-tensors");
+  const QuantFormat experts = m.layers[9].experts.at(0).format;
+  EXPECT_EQ(experts.kind, QuantKind::kIntPacked);
+  EXPECT_EQ(experts.bits, 4);
+  EXPECT_EQ(experts.group_size, 32);
+  EXPECT_TRUE(experts.symmetric);
+  // ignore: re:.*self_attn.*, re:.*shared_experts.*, re:.*mlp\.(gate|up|gate_up|down)_proj.*
+  EXPECT_EQ(find_linear(m.layers[9], "self_attn.o_proj")->format.kind, QuantKind::kUnquantized);
+  EXPECT_EQ(find_linear(m.layers[9], "shared_experts.down_proj")->format.kind, QuantKind::kUnquantized);
+  EXPECT_EQ(find_linear(m.layers[0], "mlp.gate_up_proj")->format.kind, QuantKind::kUnquantized);
+  EXPECT_EQ(m.quantization.kv_cache_dtype, "");  // kv_cache_scheme: null
+}
+
+TEST(ModelParse, CompressedTensorsKvSchemeMeansFp8) {
+  const ModelSpec m = parse_model_config(R"({"architectures":["LlamaForCausalLM"],"model_type":"llama",
+    "hidden_size":64,"num_attention_heads":4,"intermediate_size":128,"num_hidden_layers":2,"vocab_size":100,
+    "quantization_config":{"quant_method":"compressed-tensors","format":"pack-quantized",
+      "config_groups":{"group_0":{"targets":["Linear"],"weights":{"type":"int","num_bits":4,"strategy":"group",
+        "group_size":32,"symmetric":false}}},
+      "kv_cache_scheme":{"type":"float","num_bits":8,"dynamic":false},"ignore":["lm_head"]}})",
+                                         "", "inline/config.json");
+  EXPECT_EQ(m.quantization.kv_cache_dtype, "fp8");
+  EXPECT_FALSE(m.layers[0].linears[0].format.symmetric);
+}
+
 TEST(ModelParse, DeepSeekV3Fp8BlockSkipsTheMtpLayer) {
   const ModelSpec m = test::bundled("deepseek-ai/DeepSeek-V3");
   EXPECT_EQ(m.layers.size(), 61u);

@@ -26,6 +26,9 @@ TEST(Exclusion, BareWordsAndRegexes) {
   EXPECT_TRUE(is_excluded({"re:.*mlp\\.gate$"}, {"model.layers.5.mlp.gate"}));
   EXPECT_FALSE(is_excluded({"re:.*mlp\\.gate$"}, {"model.layers.5.mlp.gate_proj"}));
   EXPECT_FALSE(is_excluded({}, {"anything"}));
+  // compressed-tensors `re:` follows Python's re.match: anchored at the start only.
+  EXPECT_FALSE(is_excluded({"re:mlp"}, {"model.layers.0.mlp"}));
+  EXPECT_TRUE(is_excluded({"re:model"}, {"model.layers.0.mlp"}));
 }
 
 }  // namespace

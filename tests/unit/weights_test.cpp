@@ -71,6 +71,21 @@ TEST(Weights, KimiK25Nvfp4RoutedExpertsAtTp8) {
   EXPECT_EQ(component(w, Component::kAttention).count(), 61 * attention_layer);
 }
 
+TEST(Weights, KimiK25Int4AtTp1IsTheCheckpointToTheByte) {
+  // source.json: the tensor table of moonshotai/Kimi-K2.5 sums to 595,148,192,736 bytes. The checkpoint
+  // stores a weight_shape record (int32 [2]) for each of gate, up and down of every expert; vLLM fuses
+  // gate and up into w13 and keeps two records (fp32 [2]): 60 layers x 384 experts x 8 bytes fewer.
+  const ModelSpec m = test::bundled("moonshotai/Kimi-K2.5");
+  EXPECT_EQ(weights_per_gpu(m, layout_for(m, 1)).total.count(), 595'148'192'736LL - 60 * 384 * 8);
+}
+
+TEST(Weights, KimiInt4Tp8MatchesVllmModelLoading) {
+  // vLLM "Model loading took 71.16 GiB" for Kimi-K2.6 INT4 (the K2.5 architecture) at TP8 on H200,
+  // as quoted in the reference weights notes.
+  const ModelSpec m = test::bundled("moonshotai/Kimi-K2.5");
+  EXPECT_NEAR(to_gib(weights_per_gpu(m, layout_for(m, 8)).total), 71.16, 71.16 * 0.005);
+}
+
 TEST(Weights, DeepSeekV3Fp8Tp8MatchesVllmModelLoading) {
   // vLLM 0.11.2 "Model loading took 79.739 GiB" for DeepSeek-R1-0528 (same architecture) at TP8.
   const ModelSpec m = test::bundled("deepseek-ai/DeepSeek-V3");
