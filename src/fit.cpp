@@ -69,7 +69,38 @@ SchedulerLimits scheduler_limits(const Deployment& d, const GpuSpec& gpu, const 
 
 std::string gib_text(Bytes b) { return fmt::format("{:.2f} GiB", to_gib(b)); }
 
+void replace_all(std::string& text, const std::string& from, const std::string& to) {
+  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+}
+
+std::string vllm_error_text(const FitResult& r, const WorkerBudget& w, const VllmMessages& m) {
+  if (w.kv_cache.count() <= 0) return m.no_kv_memory;
+  if (r.fits) return "";
+  std::string estimate;
+  if (r.max_model_len > 0) {
+    estimate = m.estimate_sentence;
+    replace_all(estimate, "{estimated_max_model_len}", std::to_string(r.max_model_len));
+  }
+  std::string text = m.kv_cache_too_small;
+  replace_all(text, "{max_model_len}", std::to_string(r.judged_max_model_len));
+  replace_all(text, "{needed_gib}", format_vllm_gib(w.needed, m.gib_fixed_two_decimals));
+  replace_all(text, "{available_gib}", format_vllm_gib(w.kv_cache, m.gib_fixed_two_decimals));
+  replace_all(text, "{estimate}", estimate);
+  return text;
+}
+
 }  // namespace
+
+std::string format_vllm_gib(Bytes b, bool fixed_two_decimals) {
+  const double rounded = std::round(to_gib(b) * 100.0) / 100.0;
+  std::string text = fmt::format("{:.2f}", rounded);
+  if (fixed_two_decimals) return text;
+  while (text.back() == '0') text.pop_back();
+  if (text.back() == '.') text += '0';
+  return text;
+}
 
 void check_max_model_len(const ModelSpec& model, std::int64_t requested) {
   if (requested < 1) {
@@ -166,10 +197,8 @@ FitResult fit(const ModelSpec& model, const GpuSpec& gpu, const Deployment& d, c
     r.kv_cache_tokens = r.num_blocks * r.block_size * d.decode_context_parallel_size;
   }
 
-  if (bw.kv_cache.count() <= 0) {
-    r.warnings.push_back("No available memory for the cache blocks: weights and overheads exceed the requested "
-                         "memory; vLLM would fail at startup");
-  }
+  // The worker vLLM would fail on first: the binding one.
+  r.vllm_error = vllm_error_text(r, bw, profile.messages);
 
   // Explanations, binding worker.
   const auto& o = bw.overheads;

@@ -35,7 +35,7 @@ VllmProfile parse_profile(const std::filesystem::path& path) {
   const nlohmann::json json = detail::parse_json(detail::read_text_file(path.string()), path.string());
   const detail::JsonReader r(json, path.string());
   r.reject_unknown_keys({"schema_version", "version", "description", "default_gpu_memory_utilization",
-                         "charges_cudagraph_memory", "kv_tokens_from_concurrency", "batch_defaults",
+                         "charges_cudagraph_memory", "kv_tokens_from_concurrency", "messages", "batch_defaults",
                          "attention_backends", "overheads", "sources"});
   if (r.integer("schema_version", 1, 1) != 1) r.fail("schema_version", "1");
   VllmProfile p;
@@ -46,6 +46,16 @@ VllmProfile parse_profile(const std::filesystem::path& path) {
   p.charges_cudagraph_memory = r.boolean("charges_cudagraph_memory", false);
   p.kv_tokens_from_concurrency = r.boolean("kv_tokens_from_concurrency", false);
 
+  const detail::JsonReader m = r.object("messages");
+  m.reject_unknown_keys({"kv_cache_too_small", "estimate_sentence", "no_kv_memory", "gib_format"});
+  p.messages.kv_cache_too_small = m.string("kv_cache_too_small");
+  p.messages.estimate_sentence = m.string("estimate_sentence");
+  p.messages.no_kv_memory = m.string("no_kv_memory");
+  const auto gib_format = m.string("gib_format");
+  if (gib_format != "fixed2" && gib_format != "format_gib") m.fail("gib_format", "\"fixed2\" or \"format_gib\"");
+  p.messages.gib_fixed_two_decimals = gib_format == "fixed2";
+
+  if (!json.contains("batch_defaults")) r.fail("batch_defaults", "an array");
   const auto& batch = json.at("batch_defaults");
   if (!batch.is_array()) r.fail("batch_defaults", "an array");
   for (std::size_t i = 0; i < batch.size(); ++i) {
@@ -56,6 +66,7 @@ VllmProfile parse_profile(const std::filesystem::path& path) {
                                 b.integer("max_num_batched_tokens", 1, std::int64_t{1} << 30),
                                 b.integer("max_num_seqs", 1, std::int64_t{1} << 20)});
   }
+  if (!json.contains("attention_backends")) r.fail("attention_backends", "an array");
   const auto& backends = json.at("attention_backends");
   if (!backends.is_array()) r.fail("attention_backends", "an array");
   for (std::size_t i = 0; i < backends.size(); ++i) {

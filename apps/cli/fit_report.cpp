@@ -23,14 +23,6 @@ std::string with_commas(std::int64_t n) {
 
 }  // namespace
 
-std::string format_gib_like_vllm(Bytes b) {
-  const double rounded = std::round(to_gib(b) * 100.0) / 100.0;
-  std::string text = fmt::format("{:.2f}", rounded);
-  while (!text.empty() && text.back() == '0') text.pop_back();
-  if (!text.empty() && text.back() == '.') text += '0';
-  return text;
-}
-
 void write_fit_json(const ReportContext& c, const FitResult& r, std::ostream& out) {
   const WorkerBudget& w = r.binding_worker();
   nlohmann::ordered_json j;
@@ -81,7 +73,9 @@ void write_fit_json(const ReportContext& c, const FitResult& r, std::ostream& ou
   j["max_model_len"] = r.max_model_len;
   j["request"] = {{"max_model_len", r.judged_max_model_len},
                   {"needed_bytes", r.needed.count()},
-                  {"fits", r.fits}};
+                  {"fits", r.fits},
+                  {"vllm_error", r.vllm_error.empty() ? nlohmann::ordered_json(nullptr)
+                                                      : nlohmann::ordered_json(r.vllm_error)}};
   nlohmann::ordered_json workers = nlohmann::ordered_json::array();
   for (const auto& wk : r.workers) {
     workers.push_back({{"pp_rank", wk.pp_rank},
@@ -132,15 +126,7 @@ void write_fit_text(const ReportContext& c, const FitResult& r, bool explain, st
   out << fmt::format("Requested length {}{}: needs {} of KV cache per GPU -> {}\n", with_commas(r.judged_max_model_len),
                      r.judged_is_derived ? " (the model's maximum)" : "", gib2(r.needed),
                      r.fits ? "FITS" : "DOES NOT FIT");
-  if (!r.fits && w.kv_cache.count() > 0) {
-    out << fmt::format(
-        "vLLM would stop with: To serve at least one request with the model's max seq len ({}), ({} GiB KV cache is "
-        "needed, which is larger than the available KV cache memory ({} GiB).{}\n",
-        r.judged_max_model_len, format_gib_like_vllm(r.needed), format_gib_like_vllm(w.kv_cache),
-        r.max_model_len > 0
-            ? fmt::format(" Based on the available memory, the estimated maximum model length is {}.", r.max_model_len)
-            : "");
-  }
+  if (!r.vllm_error.empty()) out << "vLLM " << c.vllm_version << " would stop with: " << r.vllm_error << "\n";
   if (explain) {
     out << "\nHow each figure was computed (binding worker):\n";
     for (const auto& e : r.explanations) {

@@ -19,7 +19,4 @@ struct ReportContext {
 void write_fit_json(const ReportContext& context, const FitResult& result, std::ostream& out);
 void write_fit_text(const ReportContext& context, const FitResult& result, bool explain, std::ostream& out);
 
-// vLLM's format_gib: round(b / 2^30, 2) printed without trailing zeros ("17.16", "12.3").
-std::string format_gib_like_vllm(Bytes b);
-
 }  // namespace gpubudget::cli

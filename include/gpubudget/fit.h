@@ -65,6 +65,8 @@ struct FitResult {
   std::int64_t num_blocks = 0;       // min over workers (includes vLLM's null block)
   std::int64_t kv_cache_tokens = 0;  // "GPU KV cache size: N tokens"
   double max_concurrency = 0;        // "Maximum concurrency for M tokens per request: Cx"
+  // What vLLM would raise for this deployment ("" when it starts), in the chosen version's words.
+  std::string vllm_error;
   std::vector<std::string> warnings;
   std::vector<Explanation> explanations;
 
@@ -75,6 +77,10 @@ struct FitResult {
 // --max-model-len above the derived maximum, an unknown --kv-cache-dtype, ...).
 FitResult fit(const ModelSpec& model, const GpuSpec& gpu, const Deployment& deployment,
               const VllmProfile& profile);
+
+// vLLM's GiB rendering in its messages: "%.2f" or format_gib (round to 2 decimals, trailing zeros
+// dropped: "17.16", "12.3").
+std::string format_vllm_gib(Bytes b, bool fixed_two_decimals);
 
 // vLLM's own maximum for the judged length check: "User-specified max_model_len (X) is greater
 // than the derived max_model_len" unless X ≤ derived.

@@ -46,6 +46,15 @@ struct OverheadModel {
   double relative_uncertainty = 0;  // 1-sigma relative error of (activation + non-torch + graphs)
 };
 
+// vLLM's own error texts, with placeholders {max_model_len}, {needed_gib}, {available_gib},
+// {estimate} and {estimated_max_model_len}, so that gpubudget prints what that vLLM would print.
+struct VllmMessages {
+  std::string kv_cache_too_small;  // _check_enough_kv_cache_memory, need > available
+  std::string estimate_sentence;   // inserted as {estimate} when the estimated length is > 0
+  std::string no_kv_memory;        // available <= 0
+  bool gib_fixed_two_decimals = false;  // "%.2f" (old) or format_gib: round to 2, no trailing zeros
+};
+
 struct VllmProfile {
   std::string version;          // "0.15"
   std::string description;
@@ -57,6 +66,7 @@ struct VllmProfile {
   std::vector<BatchDefaults> batch_defaults;  // first matching entry wins
   std::vector<AttentionBackend> attention_backends;  // priority order
   OverheadModel overheads;
+  VllmMessages messages;
   std::string source;  // file it was loaded from
 };
 

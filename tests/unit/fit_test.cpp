@@ -46,6 +46,24 @@ TEST(Fit, IncidentBf16DoesNotFitTheDefaultContext) {
   EXPECT_GT(w.kv.needed(r.max_model_len + 1), w.kv_cache);
   // vLLM before 0.21 reports "GPU KV cache size" as blocks x block size.
   EXPECT_EQ(r.kv_cache_tokens, r.num_blocks * 16);
+  // The error vLLM 0.13-0.20 raises, with its estimate.
+  EXPECT_EQ(r.vllm_error.rfind("To serve at least one request with the models's max seq len (262144), (17.16 GiB KV "
+                               "cache is needed, which is larger than the available KV cache memory (",
+                               0),
+            0u)
+      << r.vllm_error;
+  EXPECT_NE(r.vllm_error.find("the estimated maximum model length is " + std::to_string(r.max_model_len) + ". Try"),
+            std::string::npos);
+}
+
+TEST(Fit, NoMemoryLeftForTheKvCacheIsVllmsStartupError) {
+  // Llama-3.1-70B bf16 (~131 GiB) on one 80 GB GPU: the weights alone exceed the budget.
+  const FitResult r = fit(test::bundled("meta-llama/Llama-3.1-70B"), load_gpu_preset("h100", test::configs()),
+                          Deployment{}, load_vllm_profile("0.22", test::configs()));
+  EXPECT_FALSE(r.fits);
+  EXPECT_EQ(r.max_model_len, 0);
+  EXPECT_LT(r.binding_worker().kv_cache.count(), 0);
+  EXPECT_EQ(r.vllm_error.rfind("No available memory for the cache blocks.", 0), 0u);
 }
 
 TEST(Fit, IncidentCheckpointFp8FitsButWarnsThatNoBackendTakesIt) {
@@ -88,6 +106,7 @@ TEST(Fit, VersionDefaultsComeFromTheProfile) {
   Deployment d = in.deployment();
   d.gpu_memory_utilization.reset();
   EXPECT_DOUBLE_EQ(fit(in.model, in.gpu, d, load_vllm_profile("0.15", test::configs())).gpu_memory_utilization, 0.9);
+  EXPECT_DOUBLE_EQ(fit(in.model, in.gpu, d, load_vllm_profile("0.20", test::configs())).gpu_memory_utilization, 0.9);
   const FitResult newest = fit(in.model, in.gpu, d, load_vllm_profile("0.21", test::configs()));
   EXPECT_DOUBLE_EQ(newest.gpu_memory_utilization, 0.92);
   EXPECT_TRUE(newest.binding_worker().overheads.cudagraph_charged);

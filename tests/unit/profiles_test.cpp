@@ -5,17 +5,19 @@
 #include <gtest/gtest.h>
 
 #include "gpubudget/error.h"
+#include "gpubudget/fit.h"
 #include "test_support.h"
 
 namespace gpubudget {
 namespace {
 
 TEST(Profiles, NewestProfileNotNewerThanTheRequestedVersion) {
-  EXPECT_EQ(load_vllm_profile("0.15", test::configs()).version, "0.11");
-  EXPECT_EQ(load_vllm_profile("0.16.1", test::configs()).version, "0.11");
+  EXPECT_EQ(load_vllm_profile("0.12.3", test::configs()).version, "0.11");
+  EXPECT_EQ(load_vllm_profile("0.15", test::configs()).version, "0.13");
+  EXPECT_EQ(load_vllm_profile("0.16.1", test::configs()).version, "0.13");
   EXPECT_EQ(load_vllm_profile("0.17", test::configs()).version, "0.17");
   EXPECT_EQ(load_vllm_profile("v0.21.0", test::configs()).version, "0.21");
-  EXPECT_EQ(load_vllm_profile("", test::configs()).version, "0.21");
+  EXPECT_EQ(load_vllm_profile("", test::configs()).version, "0.22");
   EXPECT_THROW(load_vllm_profile("0.10", test::configs()), InputError);
   EXPECT_THROW(load_vllm_profile("latest", test::configs()), InputError);
 }
@@ -23,6 +25,15 @@ TEST(Profiles, NewestProfileNotNewerThanTheRequestedVersion) {
 TEST(Profiles, UtilizationDefaultChangesAt021) {
   EXPECT_DOUBLE_EQ(load_vllm_profile("0.20", test::configs()).default_gpu_memory_utilization, 0.9);
   EXPECT_DOUBLE_EQ(load_vllm_profile("0.21", test::configs()).default_gpu_memory_utilization, 0.92);
+}
+
+TEST(Profiles, VllmGibFormatting) {
+  // format_gib: round(x, 2) without trailing zeros; before vLLM #28051: "%.2f".
+  const Bytes b(static_cast<std::int64_t>(12.2 * 1073741824.0));
+  EXPECT_EQ(format_vllm_gib(b, false), "12.2");
+  EXPECT_EQ(format_vllm_gib(b, true), "12.20");
+  EXPECT_EQ(format_vllm_gib(Bytes(18'421'383'168LL), false), "17.16");
+  EXPECT_EQ(format_vllm_gib(gib(12), false), "12.0");
 }
 
 TEST(GpuPresets, VisibleTotalsAreWhatVllmLogs) {
