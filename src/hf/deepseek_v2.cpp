@@ -9,18 +9,6 @@ namespace gpubudget::detail {
 
 namespace {
 
-LinearModule linear(std::string name, Component component, Parallelism parallelism,
-                    std::vector<std::int64_t> outputs, std::int64_t input, QuantFormat format) {
-  LinearModule m;
-  m.name = std::move(name);
-  m.component = component;
-  m.parallelism = parallelism;
-  m.output_sizes = std::move(outputs);
-  m.input_size = input;
-  m.format = format;
-  return m;
-}
-
 ReplicatedTensor tensor(std::string name, Component component, std::int64_t elements, Dtype dtype) {
   return ReplicatedTensor{std::move(name), component, elements, dtype};
 }
@@ -64,29 +52,29 @@ void parse_deepseek_v2(const ParseContext& c, ModelSpec& model) {
 
     if (q_lora) {
       // q_a_proj ⊕ kv_a_proj_with_mqa fused and replicated (DeepSeekV2FusedQkvAProjLinear).
-      layer.linears.push_back(linear(a + "fused_qkv_a_proj", Component::kAttention, Parallelism::kReplicated,
+      layer.linears.push_back(make_linear(a + "fused_qkv_a_proj", Component::kAttention, Parallelism::kReplicated,
                                      {*q_lora, kv_lora + rope}, H,
                                      c.format_for({a + "q_a_proj", a + "kv_a_proj_with_mqa"})));
       layer.replicated.push_back(tensor(a + "q_a_layernorm", Component::kAttention, *q_lora, dt));
-      layer.linears.push_back(linear(a + "q_b_proj", Component::kAttention, Parallelism::kColumn,
+      layer.linears.push_back(make_linear(a + "q_b_proj", Component::kAttention, Parallelism::kColumn,
                                      {n * (nope + rope)}, *q_lora, c.format_for({a + "q_b_proj"})));
     } else {
-      layer.linears.push_back(linear(a + "q_proj", Component::kAttention, Parallelism::kColumn,
+      layer.linears.push_back(make_linear(a + "q_proj", Component::kAttention, Parallelism::kColumn,
                                      {n * (nope + rope)}, H, c.format_for({a + "q_proj"})));
-      layer.linears.push_back(linear(a + "kv_a_proj_with_mqa", Component::kAttention, Parallelism::kReplicated,
+      layer.linears.push_back(make_linear(a + "kv_a_proj_with_mqa", Component::kAttention, Parallelism::kReplicated,
                                      {kv_lora + rope}, H, c.format_for({a + "kv_a_proj_with_mqa"})));
     }
     layer.replicated.push_back(tensor(a + "kv_a_layernorm", Component::kAttention, kv_lora, dt));
-    LinearModule kv_b = linear(a + "kv_b_proj", Component::kAttention, Parallelism::kColumn,
+    LinearModule kv_b = make_linear(a + "kv_b_proj", Component::kAttention, Parallelism::kColumn,
                                {n * (nope + v_dim)}, kv_lora, c.format_for({a + "kv_b_proj"}));
     layer.linears.push_back(kv_b);
     if (kv_b.format.kind != QuantKind::kUnquantized) {
       // MLAAttention.process_weights_after_loading materialises W_UK_T / W_UV in bf16 from a
       // quantized kv_b_proj: one bf16 copy of the local [n/tp·(P+Vd), kv_lora] matrix.
-      layer.linears.push_back(linear(a + "kv_b_proj(bf16 W_UK_T/W_UV)", Component::kExtraCopies,
+      layer.linears.push_back(make_linear(a + "kv_b_proj(bf16 W_UK_T/W_UV)", Component::kExtraCopies,
                                      Parallelism::kColumn, {n * (nope + v_dim)}, kv_lora, plain));
     }
-    layer.linears.push_back(linear(a + "o_proj", Component::kAttention, Parallelism::kRow, {H}, n * v_dim,
+    layer.linears.push_back(make_linear(a + "o_proj", Component::kAttention, Parallelism::kRow, {H}, n * v_dim,
                                    c.format_for({a + "o_proj"})));
     layer.replicated.push_back(tensor(p + "input_layernorm", Component::kNorms, H, dt));
     layer.replicated.push_back(tensor(p + "post_attention_layernorm", Component::kNorms, H, dt));
@@ -95,7 +83,7 @@ void parse_deepseek_v2(const ParseContext& c, ModelSpec& model) {
     layer.is_moe = experts > 0 && i >= first_dense && i % moe_freq == 0;
     if (layer.is_moe) {
       // Router: ReplicatedLinear without quantization, plus the fp32 correction bias for noaux_tc.
-      layer.linears.push_back(linear(m + "gate", Component::kRouter, Parallelism::kReplicated, {experts}, H, plain));
+      layer.linears.push_back(make_linear(m + "gate", Component::kRouter, Parallelism::kReplicated, {experts}, H, plain));
       if (noaux) {
         layer.replicated.push_back(
             tensor(m + "gate.e_score_correction_bias", Component::kRouter, experts, Dtype::kFloat32));
@@ -109,16 +97,16 @@ void parse_deepseek_v2(const ParseContext& c, ModelSpec& model) {
       layer.experts.push_back(e);
       if (shared > 0) {
         const std::string s = m + "shared_experts.";
-        layer.linears.push_back(linear(s + "gate_up_proj", Component::kSharedExperts, Parallelism::kColumn,
+        layer.linears.push_back(make_linear(s + "gate_up_proj", Component::kSharedExperts, Parallelism::kColumn,
                                        {shared * moe_I, shared * moe_I}, H,
                                        c.format_for({s + "gate_proj", s + "up_proj"})));
-        layer.linears.push_back(linear(s + "down_proj", Component::kSharedExperts, Parallelism::kRow, {H},
+        layer.linears.push_back(make_linear(s + "down_proj", Component::kSharedExperts, Parallelism::kRow, {H},
                                        shared * moe_I, c.format_for({s + "down_proj"})));
       }
     } else {
-      layer.linears.push_back(linear(m + "gate_up_proj", Component::kDenseMlp, Parallelism::kColumn,
+      layer.linears.push_back(make_linear(m + "gate_up_proj", Component::kDenseMlp, Parallelism::kColumn,
                                      {dense_I, dense_I}, H, c.format_for({m + "gate_proj", m + "up_proj"})));
-      layer.linears.push_back(linear(m + "down_proj", Component::kDenseMlp, Parallelism::kRow, {H}, dense_I,
+      layer.linears.push_back(make_linear(m + "down_proj", Component::kDenseMlp, Parallelism::kRow, {H}, dense_I,
                                      c.format_for({m + "down_proj"})));
     }
     model.layers.push_back(std::move(layer));

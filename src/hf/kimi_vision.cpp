@@ -26,15 +26,7 @@ void parse_kimi_vision(const JsonReader& v, Dtype dt, ModelSpec& model) {
   plain.dtype = dt;
   VisionTower tower;
   auto add_linear = [&](std::string name, Parallelism par, std::int64_t out, std::int64_t in) {
-    LinearModule m;
-    m.name = std::move(name);
-    m.component = Component::kVision;
-    m.parallelism = par;
-    m.output_sizes = {out};
-    m.input_size = in;
-    m.has_bias = true;
-    m.format = plain;
-    tower.linears.push_back(m);
+    tower.linears.push_back(make_linear(std::move(name), Component::kVision, par, {out}, in, plain, true));
   };
   auto add_tensor = [&](std::string name, std::int64_t elements) {
     tower.replicated.push_back({std::move(name), Component::kVision, elements, dt});

@@ -45,53 +45,23 @@ void parse_llama(const ParseContext& c, ModelSpec& model) {
     const std::string p = fmt::format("model.layers.{}.", i);
     const std::string a = p + "self_attn.";
 
-    LinearModule qkv;
-    qkv.name = a + "qkv_proj";
-    qkv.component = Component::kAttention;
-    qkv.parallelism = Parallelism::kQkv;
-    qkv.output_sizes = {n * d, kv * d, kv * d};
-    qkv.input_size = H;
-    qkv.has_bias = qkv_bias;
+    LinearModule qkv = make_linear(a + "qkv_proj", Component::kAttention, Parallelism::kQkv, {n * d, kv * d, kv * d},
+                                   H, c.format_for({a + "q_proj", a + "k_proj", a + "v_proj"}), qkv_bias);
     qkv.num_heads = n;
     qkv.num_kv_heads = kv;
     qkv.head_dim = d;
-    qkv.format = c.format_for({a + "q_proj", a + "k_proj", a + "v_proj"});
     layer.linears.push_back(qkv);
-
-    LinearModule o;
-    o.name = a + "o_proj";
-    o.component = Component::kAttention;
-    o.parallelism = Parallelism::kRow;
-    o.output_sizes = {H};
-    o.input_size = n * d;
-    o.has_bias = false;
-    o.format = c.format_for({a + "o_proj"});
-    layer.linears.push_back(o);
+    layer.linears.push_back(make_linear(a + "o_proj", Component::kAttention, Parallelism::kRow, {H}, n * d,
+                                        c.format_for({a + "o_proj"})));
     if (qk_norm) {
       layer.replicated.push_back({a + "q_norm", Component::kAttention, d, dt});
       layer.replicated.push_back({a + "k_norm", Component::kAttention, d, dt});
     }
-
     const std::string m = p + "mlp.";
-    LinearModule gate_up;
-    gate_up.name = m + "gate_up_proj";
-    gate_up.component = Component::kDenseMlp;
-    gate_up.parallelism = Parallelism::kColumn;
-    gate_up.output_sizes = {I, I};
-    gate_up.input_size = H;
-    gate_up.has_bias = mlp_bias;
-    gate_up.format = c.format_for({m + "gate_proj", m + "up_proj"});
-    layer.linears.push_back(gate_up);
-
-    LinearModule down;
-    down.name = m + "down_proj";
-    down.component = Component::kDenseMlp;
-    down.parallelism = Parallelism::kRow;
-    down.output_sizes = {H};
-    down.input_size = I;
-    down.has_bias = mlp_bias;
-    down.format = c.format_for({m + "down_proj"});
-    layer.linears.push_back(down);
+    layer.linears.push_back(make_linear(m + "gate_up_proj", Component::kDenseMlp, Parallelism::kColumn, {I, I}, H,
+                                        c.format_for({m + "gate_proj", m + "up_proj"}), mlp_bias));
+    layer.linears.push_back(make_linear(m + "down_proj", Component::kDenseMlp, Parallelism::kRow, {H}, I,
+                                        c.format_for({m + "down_proj"}), mlp_bias));
 
     layer.replicated.push_back({p + "input_layernorm", Component::kNorms, H, dt});
     layer.replicated.push_back({p + "post_attention_layernorm", Component::kNorms, H, dt});

@@ -32,6 +32,21 @@ struct ParseContext {
   [[nodiscard]] QuantFormat unquantized() const;
 };
 
+// A linear module of the per-layer spec (no bias; QKV geometry set separately when needed).
+inline LinearModule make_linear(std::string name, Component component, Parallelism parallelism,
+                                std::vector<std::int64_t> outputs, std::int64_t input, QuantFormat format,
+                                bool has_bias = false) {
+  LinearModule m;
+  m.name = std::move(name);
+  m.component = component;
+  m.parallelism = parallelism;
+  m.output_sizes = std::move(outputs);
+  m.input_size = input;
+  m.has_bias = has_bias;
+  m.format = format;
+  return m;
+}
+
 // Reads `quantization_config` / `hf_quant_config.json` into a CheckpointQuantization.
 // Throws InputError for a method or algorithm this version does not model.
 // `dtype` is the model's unquantized dtype (the 16-bit type of integer schemes' scales).
