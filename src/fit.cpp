@@ -124,7 +124,8 @@ FitResult fit(const ModelSpec& model, const GpuSpec& gpu, const Deployment& d, c
   r.kv_cache_dtype = resolve_kv_cache_dtype(model, d.kv_cache_dtype);
 
   // Attention backend and block size.
-  const AttentionKind kind = model.layers.front().attention.kind;
+  const AttentionKind kind =
+      model.layers.front().attention.kind == AttentionKind::kMla ? AttentionKind::kMla : AttentionKind::kFull;
   const AttentionBackend* backend = select_backend(profile, gpu, kind, r.kv_cache_dtype.name);
   if (backend == nullptr) {
     const AttentionBackend* fallback = first_backend_on(profile, gpu, kind);
@@ -163,7 +164,7 @@ FitResult fit(const ModelSpec& model, const GpuSpec& gpu, const Deployment& d, c
       w.kv_cache = requested - w.weights.total - w.overheads.activation_peak - w.overheads.non_torch;
       if (w.overheads.cudagraph_charged) w.kv_cache -= w.overheads.cudagraph;
     }
-    w.kv = make_kv_cache_layout(model, layout, r.kv_cache_dtype.element_bytes, r.block_size);
+    w.kv = make_kv_cache_layout(model, layout, r.kv_cache_dtype, r.block_size, r.scheduler.max_num_batched_tokens);
     w.num_blocks = w.kv.num_blocks(w.kv_cache);
     w.needed = w.kv.needed(r.judged_max_model_len);
     w.max_model_len = largest_fitting_length(w.kv, w.kv_cache, r.judged_max_model_len);
@@ -194,7 +195,7 @@ FitResult fit(const ModelSpec& model, const GpuSpec& gpu, const Deployment& d, c
   if (profile.kv_tokens_from_concurrency) {
     r.kv_cache_tokens = static_cast<std::int64_t>(r.max_concurrency * static_cast<double>(r.judged_max_model_len));
   } else {
-    r.kv_cache_tokens = r.num_blocks * r.block_size * d.decode_context_parallel_size;
+    r.kv_cache_tokens = r.num_blocks / bw.kv.num_groups() * bw.kv.min_block_size() * d.decode_context_parallel_size;
   }
 
   // The worker vLLM would fail on first: the binding one.
@@ -224,14 +225,24 @@ FitResult fit(const ModelSpec& model, const GpuSpec& gpu, const Deployment& d, c
                                            (o.cudagraph_charged ? " - cudagraph" : ""),
        fmt::format("{} B = {}", bw.kv_cache.count(), gib_text(bw.kv_cache))},
       {"kv_bytes_per_token",
-       fmt::format("sum over {} layers of per-layer bytes ({} B for layer {}), dtype {} ({} B)",
-                   bw.kv.layer_token_bytes.size(), bw.kv.layer_token_bytes.empty() ? 0 : bw.kv.layer_token_bytes.front(),
-                   bw.first_layer, r.kv_cache_dtype.name, r.kv_cache_dtype.element_bytes),
+       fmt::format("sum over the {} KV layers that grow with length of their bytes per token ({} B for the first), "
+                   "dtype {} ({} B)",
+                   std::count_if(bw.kv.layers.begin(), bw.kv.layers.end(), [](const KvLayer& l) {
+                     return l.grows_with_length();
+                   }),
+                   bw.kv.layers.empty() ? 0 : bw.kv.layers.front().token_bytes, r.kv_cache_dtype.name,
+                   r.kv_cache_dtype.element_bytes),
        fmt::format("{} B", bw.kv.bytes_per_token())},
-      {"needed", fmt::format("cdiv({}, block {}) blocks x {} B per block (all layers)", r.judged_max_model_len,
-                             r.block_size, bw.kv.block_bytes()),
+      {"needed", fmt::format("per-layer max_memory_usage for {} tokens (block {}), {}", r.judged_max_model_len,
+                             r.block_size, bw.kv.grouping == KvGrouping::kHybrid
+                                               ? fmt::format("padded to {} groups of {} layers", bw.kv.groups.size(),
+                                                             bw.kv.group_size)
+                                               : std::string("summed over layers")),
        fmt::format("{} B = {}", r.needed.count(), gib_text(r.needed))},
-      {"num_blocks", "kv_cache // (block x bytes per token of one layer) // layers", std::to_string(r.num_blocks)},
+      {"num_blocks",
+       bw.kv.grouping == KvGrouping::kUniformType ? std::string("kv_cache // sum of the layers' pages")
+                                                  : std::string("kv_cache // page // layers per group"),
+       std::to_string(r.num_blocks)},
       {"max_model_len", "binary search on [1, judged length] for needed(M) <= kv_cache (estimate_max_model_len)",
        std::to_string(r.max_model_len)},
   };

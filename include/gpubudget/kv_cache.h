@@ -1,5 +1,6 @@
-// The KV cache of one worker as vLLM's KVCacheSpec describes it: bytes per token and per block of
-// each attention layer, blocks that fit a budget, and what one request of a given length needs.
+// The KV cache of one worker as vLLM's KVCacheSpec / KV-cache groups describe it: bytes per token and
+// per block of each attention layer, how layers are grouped, the blocks a budget holds, and what one
+// request of a given length needs.
 //
 // Mirrors vllm/v1/kv_cache_interface.py and vllm/v1/core/kv_cache_utils.py
 // (docs/methodology.md §KV cache).
@@ -17,7 +18,7 @@ namespace gpubudget {
 
 // A resolved --kv-cache-dtype.
 struct KvCacheDtype {
-  std::string name;            // "bfloat16", "float16", "fp8_e4m3", "fp8_e5m2", "fp8"
+  std::string name;            // "bfloat16", "float16", "fp8_e4m3", "fp8_e5m2", "fp8", "fp8_ds_mla"
   std::int64_t element_bytes;  // 2 or 1
   std::string reason;          // how it was resolved ("checkpoint kv_cache_scheme", "explicit", ...)
 };
@@ -27,34 +28,76 @@ struct KvCacheDtype {
 // Throws InputError for a value vLLM does not accept.
 KvCacheDtype resolve_kv_cache_dtype(const ModelSpec& model, const std::string& requested);
 
-struct KvCacheLayout {
-  std::int64_t block_size = 16;                 // tokens per block
-  std::int64_t dcp = 1;                         // decode context parallel size
-  std::vector<std::int64_t> layer_token_bytes;  // per attention layer on this worker: bytes per token
+// One KV layer of a worker (vLLM: one entry of the KV-cache spec dict).
+struct KvLayer {
+  AttentionKind kind = AttentionKind::kFull;
+  std::int64_t token_bytes = 0;  // bytes per token per layer on this worker
+  std::int64_t block_size = 16;  // tokens per block, after hybrid page unification
+  std::int64_t window = 0;       // sliding window / chunk size
 
-  // Σ layers' bytes per token (the per-GPU cost of one more token of context).
-  [[nodiscard]] std::int64_t bytes_per_token() const;
-  // Bytes of one block summed over the worker's layers.
-  [[nodiscard]] std::int64_t block_bytes() const;
-  // _check_enough_kv_cache_memory's need for one request of `max_model_len` tokens:
-  // Σ layers cdiv(M', B) × page, M' = cdiv(M, dcp). Requires max_model_len >= 0.
-  [[nodiscard]] Bytes needed(std::int64_t max_model_len) const;
-  // get_kv_cache_config_from_groups: blocks that fit `available` (0 if negative).
-  [[nodiscard]] std::int64_t num_blocks(Bytes available) const;
-  // Blocks one request of `max_model_len` occupies (cdiv(M', B)).
-  [[nodiscard]] std::int64_t blocks_per_request(std::int64_t max_model_len) const;
+  [[nodiscard]] std::int64_t page_bytes() const { return block_size * token_bytes; }
+  // KVCacheSpec.max_memory_usage_bytes: the worst case of one request of `max_model_len` tokens.
+  //   full / MLA:  cdiv(M', B)·page, M' = cdiv(M, dcp)
+  //   sliding W:   (cdiv(min(W − 1 + T, M), B) + 1)·page
+  //   chunked C:   cdiv(min(C + T, M), B)·page
+  [[nodiscard]] std::int64_t max_memory_usage(std::int64_t max_model_len, std::int64_t max_num_batched_tokens,
+                                              std::int64_t dcp) const;
+  [[nodiscard]] bool grows_with_length() const {
+    return kind == AttentionKind::kFull || kind == AttentionKind::kMla;
+  }
+  friend bool operator==(const KvLayer&, const KvLayer&) = default;
 };
 
-// Per-token bytes of one layer's KV on a worker: full attention 2·max(1, kv/tp)·d·dsz (K and V),
-// MLA (kv_lora_rank + qk_rope_head_dim)·dsz, not divided by TP.
-std::int64_t layer_kv_bytes_per_token(const AttentionSpec& attention, std::int64_t tp,
-                                      std::int64_t dtype_bytes);
+// How vLLM groups the worker's KV layers (get_kv_cache_groups).
+enum class KvGrouping {
+  kEmpty,        // no KV layers (attention-free model)
+  kSingleGroup,  // every layer has the same spec
+  kUniformType,  // same kind of spec and block size, different page sizes (UniformTypeKVCacheSpecs)
+  kHybrid,       // different kinds: pages unified, layers split into groups of `group_size`
+};
 
-KvCacheLayout make_kv_cache_layout(const ModelSpec& model, const ParallelLayout& layout,
-                                   std::int64_t dtype_bytes, std::int64_t block_size);
+struct KvGroup {
+  KvLayer spec;
+  std::int64_t num_layers = 0;  // ≤ group_size (the rest is padding)
+};
 
-// vLLM's estimate_max_model_len: integer binary search on [1, upper] for the largest M whose need
-// fits `available`; 0 if not even one token fits.
+struct KvCacheLayout {
+  std::int64_t dcp = 1;
+  std::int64_t max_num_batched_tokens = 0;  // T, for sliding-window and chunked needs
+  std::vector<KvLayer> layers;
+  KvGrouping grouping = KvGrouping::kEmpty;
+  std::vector<KvGroup> groups;   // kHybrid: the groups; otherwise one entry describing all layers
+  std::int64_t group_size = 0;   // layers per group (= number of layers unless hybrid)
+  std::int64_t page_bytes = 0;   // kHybrid: the unified page; kUniformType: Σ pages; else one layer's page
+
+  // Σ bytes per token of the layers whose cache grows with length (full attention and MLA).
+  [[nodiscard]] std::int64_t bytes_per_token() const;
+  // Bytes one block costs across all layers (kSingleGroup / kUniformType) or across the layers of
+  // every group sharing a block index (kHybrid: group_size × page per group).
+  [[nodiscard]] std::int64_t block_bytes() const;
+  // _check_enough_kv_cache_memory's need for one request of `max_model_len` tokens on this worker.
+  [[nodiscard]] Bytes needed(std::int64_t max_model_len) const;
+  // get_kv_cache_config_from_groups: blocks that fit `available` (0 if not positive).
+  [[nodiscard]] std::int64_t num_blocks(Bytes available) const;
+  // _report_kv_cache_config: blocks one request of `max_model_len` occupies across groups.
+  [[nodiscard]] std::int64_t blocks_per_request(std::int64_t max_model_len) const;
+  // Number of KV-cache groups and their smallest block size (the pre-0.21 token report).
+  [[nodiscard]] std::int64_t num_groups() const;
+  [[nodiscard]] std::int64_t min_block_size() const;
+};
+
+// Per-token bytes of one cache of a layer on a worker: full attention 2·max(1, kv/tp)·d·dsz (K and V),
+// MLA (kv_lora_rank + qk_rope_head_dim)·dsz not divided by TP (656 B in the fp8_ds_mla layout), or the
+// cache's fixed size.
+std::int64_t layer_kv_bytes_per_token(const AttentionSpec& attention, std::int64_t tp, const KvCacheDtype& dtype);
+
+// Builds the worker's KV layers and groups them as vLLM does. Throws InputError when vLLM cannot
+// unify the page sizes (a smaller page that does not divide the largest).
+KvCacheLayout make_kv_cache_layout(const ModelSpec& model, const ParallelLayout& layout, const KvCacheDtype& dtype,
+                                   std::int64_t block_size, std::int64_t max_num_batched_tokens);
+
+// vLLM's estimate_max_model_len: integer binary search on [1, upper] for the largest M whose need fits
+// `available`; 0 if not even one token fits. Requires needed() non-decreasing in M.
 std::int64_t largest_fitting_length(const KvCacheLayout& kv, Bytes available, std::int64_t upper);
 
 }  // namespace gpubudget

@@ -73,8 +73,10 @@ struct ReplicatedTensor {
 };
 
 enum class AttentionKind {
-  kFull,  // standard (GQA/MHA) attention: K and V of num_key_value_heads x head_dim
-  kMla,   // DeepSeek multi-head latent attention: one latent "head" of kv_lora_rank + qk_rope_head_dim
+  kFull,           // standard (GQA/MHA) attention: K and V of num_key_value_heads x head_dim
+  kMla,            // DeepSeek multi-head latent attention: one latent "head" of kv_lora_rank + qk_rope_head_dim
+  kSlidingWindow,  // full-attention geometry, but only the last `window` tokens are kept
+  kChunkedLocal,   // full-attention geometry, attention within chunks of `window` tokens (Llama 4)
 };
 
 // What one decoder layer's attention stores in the KV cache.
@@ -84,11 +86,17 @@ struct AttentionSpec {
   std::int64_t num_key_value_heads = 0;  // kFull: total KV heads (before TP)
   std::int64_t head_dim = 0;             // kFull: K head size; kMla: kv_lora_rank + qk_rope_head_dim
   std::int64_t head_dim_v = 0;           // kFull: V head size (= head_dim for every model so far)
+  std::int64_t window = 0;               // kSlidingWindow: window W; kChunkedLocal: chunk size
+  // > 0: bytes per token of this cache whatever --kv-cache-dtype says (DeepSeek-V3.2's indexer keys:
+  // uint8 values plus fp32 scales, 132 B).
+  std::int64_t fixed_token_bytes = 0;
 };
 
 struct LayerSpec {
   std::int64_t index = 0;
   AttentionSpec attention;
+  // Further KV caches the layer registers with vLLM (DeepSeek-V3.2's indexer), each its own KV layer.
+  std::vector<AttentionSpec> extra_kv;
   bool is_moe = false;
   std::vector<LinearModule> linears;
   std::vector<ExpertsModule> experts;

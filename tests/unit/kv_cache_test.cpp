@@ -11,13 +11,15 @@
 namespace gpubudget {
 namespace {
 
+KvCacheDtype dtype_of(std::int64_t bytes) { return {bytes == 1 ? "fp8" : "bfloat16", bytes, "test"}; }
+
 KvCacheLayout layout_of(const std::string& id, std::int64_t tp, std::int64_t dtype_bytes, std::int64_t block,
                         std::int64_t dcp = 1) {
   const ModelSpec m = test::bundled(id);
   Deployment d;
   d.tensor_parallel_size = tp;
   d.decode_context_parallel_size = dcp;
-  return make_kv_cache_layout(m, make_parallel_layout(m, d, 0), dtype_bytes, block);
+  return make_kv_cache_layout(m, make_parallel_layout(m, d, 0), dtype_of(dtype_bytes), block, 8192);
 }
 
 TEST(KvBytesPerToken, Llama31_8B) {
@@ -93,11 +95,17 @@ TEST(LargestFittingLength, EqualsABruteForceScan) {
   std::mt19937_64 rng(20260220);
   for (int trial = 0; trial < 300; ++trial) {
     SCOPED_TRACE(trial);
+    // A random stack of full-attention layers of one size: a single KV group.
     KvCacheLayout kv;
-    kv.block_size = std::int64_t{1} << (rng() % 8);  // 1..128
+    kv.grouping = KvGrouping::kSingleGroup;
     kv.dcp = 1 + static_cast<std::int64_t>(rng() % 4);
-    const auto layers = 1 + rng() % 6;
-    for (std::uint64_t i = 0; i < layers; ++i) kv.layer_token_bytes.push_back(1 + static_cast<std::int64_t>(rng() % 4096));
+    KvLayer layer;
+    layer.block_size = std::int64_t{1} << (rng() % 8);  // 1..128
+    layer.token_bytes = 1 + static_cast<std::int64_t>(rng() % 4096);
+    kv.group_size = 1 + static_cast<std::int64_t>(rng() % 6);
+    kv.layers.assign(static_cast<std::size_t>(kv.group_size), layer);
+    kv.groups = {{layer, kv.group_size}};
+    kv.page_bytes = layer.page_bytes();
     const std::int64_t upper = 1 + static_cast<std::int64_t>(rng() % 3000);
     const Bytes available(static_cast<std::int64_t>(rng() % (kv.needed(upper).count() * 2 + 1)));
     EXPECT_EQ(largest_fitting_length(kv, available, upper), brute_force(kv, available, upper));
