@@ -150,7 +150,15 @@ FitResult fit(const ModelSpec& model, const GpuSpec& gpu, const Deployment& d, c
   const Bytes requested(static_cast<std::int64_t>(
       std::ceil(static_cast<double>(gpu.memory.count()) * r.gpu_memory_utilization)));
   for (std::int64_t stage = 0; stage < d.pipeline_parallel_size; ++stage) {
-    const ParallelLayout layout = make_parallel_layout(model, d, stage);
+    ParallelLayout layout = make_parallel_layout(model, d, stage);
+    for (const auto& mx : profile.mxfp4_moe_backends) {
+      const auto& ccs = mx.compute_capability_majors;
+      if (std::find(ccs.begin(), ccs.end(), gpu.compute_capability_major) != ccs.end()) {
+        layout.mxfp4_intermediate_align = mx.intermediate_align;
+        layout.mxfp4_hidden_align = mx.hidden_align;
+        break;
+      }
+    }
     WorkerBudget w;
     w.pp_rank = stage;
     w.first_layer = layout.first_layer;

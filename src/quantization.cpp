@@ -14,6 +14,7 @@ std::string describe(const QuantFormat& format) {
     case QuantKind::kUnquantized: return std::string(dtype_name(format.dtype));
     case QuantKind::kFp8Block: return fmt::format("fp8 block {}x{}", format.block_n, format.block_k);
     case QuantKind::kNvfp4: return fmt::format("nvfp4 group {}", format.group_size);
+    case QuantKind::kMxfp4: return "mxfp4";
     case QuantKind::kIntPacked:
       return fmt::format("int{} {} {}", format.bits,
                          format.group_size > 0 ? fmt::format("group {}", format.group_size) : "per-channel",

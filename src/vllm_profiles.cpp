@@ -36,7 +36,7 @@ VllmProfile parse_profile(const std::filesystem::path& path) {
   const detail::JsonReader r(json, path.string());
   r.reject_unknown_keys({"schema_version", "version", "description", "default_gpu_memory_utilization",
                          "charges_cudagraph_memory", "kv_tokens_from_concurrency", "messages", "batch_defaults",
-                         "attention_backends", "overheads", "sources"});
+                         "attention_backends", "mxfp4_moe_backends", "overheads", "sources"});
   if (r.integer("schema_version", 1, 1) != 1) r.fail("schema_version", "1");
   VllmProfile p;
   p.source = path.string();
@@ -89,6 +89,22 @@ VllmProfile parse_profile(const std::filesystem::path& path) {
     a.kv_cache_dtypes = b.string_list("kv_cache_dtypes");
     a.block_size = b.integer("block_size", 1, 4096);
     p.attention_backends.push_back(std::move(a));
+  }
+  if (json.contains("mxfp4_moe_backends")) {
+    const auto& mx = json.at("mxfp4_moe_backends");
+    if (!mx.is_array()) r.fail("mxfp4_moe_backends", "an array");
+    for (std::size_t i = 0; i < mx.size(); ++i) {
+      const detail::JsonReader b(mx[i], path.string(), fmt::format("/mxfp4_moe_backends/{}", i));
+      b.reject_unknown_keys({"name", "compute_capability_majors", "intermediate_align", "hidden_align"});
+      Mxfp4MoeBackend backend;
+      backend.name = b.string("name");
+      for (const auto cc : b.integer_list("compute_capability_majors", 1, 100)) {
+        backend.compute_capability_majors.push_back(static_cast<int>(cc));
+      }
+      backend.intermediate_align = b.integer("intermediate_align", 1, 4096);
+      backend.hidden_align = b.integer("hidden_align", 1, 4096);
+      p.mxfp4_moe_backends.push_back(std::move(backend));
+    }
   }
   const detail::JsonReader o = r.object("overheads");
   o.reject_unknown_keys({"sampler_bytes_per_logit", "forward_activation_factor", "non_torch_single_gpu_gib",

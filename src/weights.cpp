@@ -32,6 +32,8 @@ std::int64_t matrix_bytes(const QuantFormat& format, std::int64_t n, std::int64_
       return n * k / 2 + round_up(n, 128) * round_up(k / format.group_size, 4) + 16;
     case QuantKind::kIntPacked:
       return int_packed_bytes(format, n, k, 16);
+    case QuantKind::kMxfp4:
+      return n * k / 2 + n * cdiv(k, 32);  // not used for linear layers by vLLM; kept for completeness
   }
   return 0;
 }
@@ -94,6 +96,14 @@ Bytes experts_bytes(const ExpertsModule& e, const ParallelLayout& layout) {
       per_expert = 2 * I * H / 2 + round_up(2 * I, 128) * round_up(H / 16, 4) + H * I / 2 +
                    round_up(H, 128) * round_up(I / 16, 4) + 24;
       break;
+    case QuantKind::kMxfp4: {
+      // Mxfp4MoEMethod: sizes padded per backend, then w13 [2I, H/2] u8 + scales [2I, H/32] u8 +
+      // bias [2I] bf16, w2 [H, I/2] + scales [H, I/32] + bias [H] bf16.
+      const std::int64_t Ip = round_up(I, layout.mxfp4_intermediate_align);
+      const std::int64_t Hp = round_up(H, layout.mxfp4_hidden_align);
+      per_expert = 2 * Ip * Hp / 2 + 2 * Ip * cdiv(Hp, 32) + 2 * Ip * 2 + Hp * Ip / 2 + Hp * cdiv(Ip, 32) + Hp * 2;
+      break;
+    }
     case QuantKind::kIntPacked:
       // w13 [2I, H] and w2 [H, I], each with its scales and int64 [2] weight_shape.
       per_expert = int_packed_bytes(e.format, 2 * I, H, 8) + int_packed_bytes(e.format, H, I, 8);
@@ -103,7 +113,7 @@ Bytes experts_bytes(const ExpertsModule& e, const ParallelLayout& layout) {
 }
 
 WeightsBreakdown weights_per_gpu(const ModelSpec& model, const ParallelLayout& layout) {
-  constexpr std::size_t kComponents = static_cast<std::size_t>(Component::kExtraCopies) + 1;
+  constexpr std::size_t kComponents = static_cast<std::size_t>(Component::kBuffers) + 1;
   std::array<std::int64_t, kComponents> sums{};
   auto add = [&](Component c, Bytes b) { sums[static_cast<std::size_t>(c)] += b.count(); };
   auto add_tensor = [&](const ReplicatedTensor& t) { add(t.component, Bytes(t.elements * element_bytes(t.dtype))); };
@@ -125,6 +135,7 @@ WeightsBreakdown weights_per_gpu(const ModelSpec& model, const ParallelLayout& l
     for (const auto& e : layer.experts) add(Component::kRoutedExperts, experts_bytes(e, layout));
     for (const auto& t : layer.replicated) add_tensor(t);
   }
+  for (const auto& t : model.buffers) add_tensor(t);
   if (model.vision) {
     for (const auto& m : model.vision->linears) add(m.component, linear_bytes(m, layout));
     for (const auto& t : model.vision->replicated) add_tensor(t);
@@ -151,6 +162,7 @@ std::string_view component_name(Component c) {
     case Component::kLmHead: return "lm_head";
     case Component::kVision: return "vision";
     case Component::kExtraCopies: return "extra_copies";
+    case Component::kBuffers: return "runtime_buffers";
   }
   return "?";
 }

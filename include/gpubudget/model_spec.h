@@ -28,6 +28,7 @@ enum class Component {
   kLmHead,
   kVision,
   kExtraCopies,  // tensors vLLM creates beyond the checkpoint (e.g. MLA absorbed bf16 matrices)
+  kBuffers,      // persistent runtime buffers allocated with the model (rotary cos/sin caches)
 };
 
 std::string_view component_name(Component c);
@@ -123,6 +124,7 @@ struct ModelSpec {
   std::int64_t skipped_mtp_layers = 0;
   std::optional<VisionTower> vision;
   std::vector<ReplicatedTensor> final_norms;  // on the last pipeline stage
+  std::vector<ReplicatedTensor> buffers;      // on every stage (one shared rotary cache per RoPE setting)
   CheckpointQuantization quantization;
   // vLLM's derived maximum length and the key it came from (docs/methodology.md §max_model_len).
   std::int64_t derived_max_model_len = 0;

@@ -17,6 +17,10 @@ struct ParallelLayout {
   std::int64_t moe_tp = 1;          // experts' intermediate split (tp*dp without EP, 1 with EP)
   std::int64_t moe_ep = 1;          // experts spread over this many ranks (1 without EP)
   std::int64_t dcp = 1;             // decode context parallel size
+  // MXFP4 MoE backends pad each rank's expert intermediate and hidden sizes up to these multiples
+  // (Mxfp4MoEMethod.create_weights); 1 = no padding. Set from the vLLM profile for the GPU.
+  std::int64_t mxfp4_intermediate_align = 1;
+  std::int64_t mxfp4_hidden_align = 1;
 
   [[nodiscard]] bool is_first_stage() const { return pp_rank == 0; }
   [[nodiscard]] bool is_last_stage() const { return pp_rank == pp - 1; }

@@ -16,6 +16,7 @@ enum class QuantKind {
   kUnquantized,  // `dtype` elements, e.g. bf16
   kFp8Block,     // fp8 e4m3 weight + fp32 scale per [block_n x block_k] tile (DeepSeek `weight_block_size`)
   kNvfp4,        // 4-bit e2m1 weight (2 per byte) + fp8 e4m3 scale per `group_size` inputs + fp32 globals
+  kMxfp4,        // OCP MXFP4: e2m1 weight (2 per byte) + e8m0 scale per 32 inputs, sizes padded per backend
   kIntPacked,    // compressed-tensors pack-quantized INT4/INT8 weight-only: int32-packed weight + 16-bit
                  // scale per `group_size` inputs (+ int32-packed zero points when asymmetric)
 };
@@ -52,6 +53,8 @@ struct CheckpointQuantization {
   std::string kv_cache_declaration;
   // Where the declaration came from, for explanations ("config.json:/quantization_config").
   std::string source;
+  // True when only FusedMoE experts are quantized and every linear layer stays unquantized (MXFP4).
+  bool experts_only = false;
 };
 
 // True when every checkpoint shard name of a module matches one of `patterns`.

@@ -24,6 +24,14 @@ struct AttentionBackend {
   std::int64_t block_size = 16;                // block size it picks when --block-size is not given
 };
 
+// The MXFP4 MoE backend vLLM picks on a GPU and the padding it applies (Mxfp4MoEMethod).
+struct Mxfp4MoeBackend {
+  std::string name;
+  std::vector<int> compute_capability_majors;
+  std::int64_t intermediate_align = 1;
+  std::int64_t hidden_align = 1;
+};
+
 // max_num_batched_tokens / max_num_seqs defaults for `vllm serve` (EngineArgs.get_batch_defaults).
 struct BatchDefaults {
   double min_memory_gib = 0;             // GPU total at or above this ...
@@ -65,6 +73,7 @@ struct VllmProfile {
   bool kv_tokens_from_concurrency = false;
   std::vector<BatchDefaults> batch_defaults;  // first matching entry wins
   std::vector<AttentionBackend> attention_backends;  // priority order
+  std::vector<Mxfp4MoeBackend> mxfp4_moe_backends;
   OverheadModel overheads;
   VllmMessages messages;
   std::string source;  // file it was loaded from

@@ -93,7 +93,7 @@ void parse_deepseek_v2(const ParseContext& c, ModelSpec& model) {
       e.num_experts = experts;
       e.intermediate_size = moe_I;
       e.hidden_size = H;
-      e.format = c.format_for({m + "experts"});
+      e.format = c.expert_format_for(m + "experts");
       layer.experts.push_back(e);
       if (shared > 0) {
         const std::string s = m + "shared_experts.";
@@ -112,6 +112,8 @@ void parse_deepseek_v2(const ParseContext& c, ModelSpec& model) {
     model.layers.push_back(std::move(layer));
   }
   model.final_norms.push_back(tensor("model.norm", Component::kNorms, H, dt));
+  // DeepseekScalingRotaryEmbedding keeps its cache in fp32.
+  add_rotary_caches(t, model, rope, Dtype::kFloat32, 0);
 }
 
 }  // namespace gpubudget::detail

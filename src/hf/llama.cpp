@@ -1,5 +1,8 @@
-// Llama-style dense GQA decoders: Llama 2/3.x, Mistral, Qwen2/2.5, Qwen3 (q/k norm)
-// (vLLM model_executor/models/{llama,qwen2,qwen3}.py).
+// Llama-style decoders: GQA attention + gated MLP or MoE, with per-family details as data
+// (vLLM model_executor/models/{llama,mistral,qwen2,qwen3,qwen2_moe,qwen3_moe,mixtral,gemma,gemma2,
+// gemma3,phi3,granite}.py).
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "gpubudget/error.h"
@@ -7,37 +10,125 @@
 
 namespace gpubudget::detail {
 
+namespace {
+
+// What distinguishes the members of the family.
+struct Traits {
+  const char* model_type;
+  bool qkv_bias;             // q/k/v biases regardless of attention_bias (Qwen2)
+  bool qk_norm;              // per-head q_norm / k_norm weights (Qwen3, Gemma 3)
+  int norms_per_layer;       // 2, or 4 with pre/post feed-forward norms (Gemma 2/3)
+  bool tie_default;          // tie_word_embeddings when the config does not say
+  const char* moe;           // "" dense, "qwen" (decoder_sparse_step, mlp_only_layers), "mixtral" (all layers)
+};
+
+constexpr Traits kTraits[] = {
+    {"llama", false, false, 2, false, ""},       {"mistral", false, false, 2, false, ""},
+    {"qwen2", true, false, 2, false, ""},        {"qwen3", false, true, 2, false, ""},
+    {"phi3", false, false, 2, false, ""},        {"granite", false, false, 2, false, ""},
+    {"gemma", false, false, 2, true, ""},        {"gemma2", false, false, 4, true, ""},
+    {"gemma3_text", false, true, 4, true, ""},   {"qwen2_moe", true, false, 2, false, "qwen"},
+    {"qwen3_moe", false, true, 2, false, "qwen"}, {"mixtral", false, false, 2, false, "mixtral"},
+};
+
+// Which layers keep only a sliding window, as the family's vLLM model decides it.
+std::vector<bool> sliding_layers(const JsonReader& t, const std::string& model_type, std::int64_t L) {
+  std::vector<bool> sliding(static_cast<std::size_t>(L), false);
+  const auto window = t.optional_integer("sliding_window", 1, std::int64_t{1} << 32);
+  if (t.has("layer_types")) {
+    const auto types = t.string_list("layer_types");
+    if (static_cast<std::int64_t>(types.size()) != L) {
+      t.fail("layer_types", fmt::format("{} entries (num_hidden_layers)", L));
+    }
+    for (std::size_t i = 0; i < types.size(); ++i) {
+      if (types[i] != "sliding_attention" && types[i] != "full_attention") {
+        t.fail("layer_types", "entries \"sliding_attention\" or \"full_attention\"");
+      }
+      sliding[i] = types[i] == "sliding_attention";
+    }
+  } else if (model_type == "gemma2") {
+    for (std::int64_t i = 0; i < L; i += 2) sliding[static_cast<std::size_t>(i)] = true;  // even layers local
+  } else if (model_type == "gemma3_text") {
+    const auto pattern = t.optional_integer("sliding_window_pattern", 1, kMaxLayers).value_or(6);
+    for (std::int64_t i = 0; i < L; ++i) sliding[static_cast<std::size_t>(i)] = (i + 1) % pattern != 0;
+  } else if (model_type == "qwen2" || model_type == "qwen2_moe" || model_type == "qwen3" ||
+             model_type == "qwen3_moe") {
+    if (t.boolean("use_sliding_window", false)) {
+      const auto from = t.optional_integer("max_window_layers", 0, kMaxLayers).value_or(L);
+      for (std::int64_t i = from; i < L; ++i) sliding[static_cast<std::size_t>(i)] = true;
+    }
+  } else if (model_type == "mistral" && window) {
+    std::fill(sliding.begin(), sliding.end(), true);  // Mistral 7B v0.1: every layer windowed
+  }
+  if (std::find(sliding.begin(), sliding.end(), true) != sliding.end() && !window) {
+    t.fail("sliding_window", "a window size for the sliding-attention layers");
+  }
+  return sliding;
+}
+
+}  // namespace
+
+bool is_llama_like(const std::string& model_type) {
+  return std::any_of(std::begin(kTraits), std::end(kTraits),
+                     [&](const Traits& tr) { return model_type == tr.model_type; });
+}
+
 void parse_llama(const ParseContext& c, ModelSpec& model) {
+  const Traits& tr = *std::find_if(std::begin(kTraits), std::end(kTraits),
+                                   [&](const Traits& x) { return model.model_type == x.model_type; });
   const JsonReader& t = c.text;
   const auto H = t.integer("hidden_size", 1, kMaxHidden);
-  const auto n = t.integer("num_attention_heads", 1, kMaxHeads);
+  // Gemma3TextConfig defaults (its published configs are sparse): 8 heads, 4 KV heads, head_dim 256.
+  const bool gemma3 = model.model_type == "gemma3_text";
+  const auto n = gemma3 ? t.optional_integer("num_attention_heads", 1, kMaxHeads).value_or(8)
+                        : t.integer("num_attention_heads", 1, kMaxHeads);
   // num_key_value_heads defaults to num_attention_heads (multi-head attention).
-  const auto kv = t.optional_integer("num_key_value_heads", 1, kMaxHeads).value_or(n);
-  // head_dim defaults to hidden_size / num_attention_heads (vLLM get_head_size).
-  const auto d = t.optional_integer("head_dim", 1, kMaxHidden).value_or(H / n);
+  const auto kv = t.optional_integer("num_key_value_heads", 1, kMaxHeads).value_or(gemma3 ? 4 : n);
+  // head_dim defaults to hidden_size / num_attention_heads (vLLM get_head_size); Gemma 3 text: 256.
+  const std::int64_t default_head_dim = gemma3 ? 256 : H / n;
+  const auto d = t.optional_integer("head_dim", 1, kMaxHidden).value_or(default_head_dim);
   const auto I = t.integer("intermediate_size", 1, kMaxIntermediate);
   const auto L = t.integer("num_hidden_layers", 1, kMaxLayers);
   if (n % kv != 0) {
     throw InputError(fmt::format("{}: num_key_value_heads {} does not divide num_attention_heads {}",
                                  t.path("num_key_value_heads"), kv, n));
   }
-  if (!t.has("head_dim") && H % n != 0) {
+  if (!t.has("head_dim") && !gemma3 && H % n != 0) {
     throw InputError(fmt::format("{}: hidden_size {} is not a multiple of num_attention_heads {} and no head_dim "
                                  "is given",
                                  t.path("hidden_size"), H, n));
   }
-  // Qwen2 always has q/k/v biases; others say so with attention_bias.
-  const bool qkv_bias = model.model_type == "qwen2" || t.boolean("attention_bias", false);
+  const bool qkv_bias = tr.qkv_bias || t.boolean("attention_bias", false);
   const bool mlp_bias = t.boolean("mlp_bias", false);
-  const bool qk_norm = model.model_type == "qwen3";
   model.hidden_size = H;
   model.family = "llama";
+  model.tie_word_embeddings = c.root.boolean("tie_word_embeddings", t.boolean("tie_word_embeddings", tr.tie_default));
+  const auto sliding = sliding_layers(t, model.model_type, L);
+  const auto window = t.optional_integer("sliding_window", 1, std::int64_t{1} << 32).value_or(0);
+
+  // MoE shape.
+  const std::string moe = tr.moe;
+  std::int64_t experts = 0, moe_I = 0, sparse_step = 1, shared_I = 0;
+  std::vector<std::int64_t> dense_only;
+  if (moe == "qwen") {
+    experts = t.integer("num_experts", 1, kMaxExperts);
+    moe_I = t.integer("moe_intermediate_size", 1, kMaxIntermediate);
+    sparse_step = t.optional_integer("decoder_sparse_step", 1, kMaxLayers).value_or(1);
+    dense_only = t.integer_list("mlp_only_layers", 0, kMaxLayers);
+    shared_I = t.optional_integer("shared_expert_intermediate_size", 0, kMaxIntermediate).value_or(0);
+  } else if (moe == "mixtral") {
+    experts = t.integer("num_local_experts", 1, kMaxExperts);
+    moe_I = I;
+  }
+  if (experts > 0) model.num_experts_per_token = t.integer("num_experts_per_tok", 1, kMaxExperts);
 
   const Dtype dt = c.dtype;
   for (std::int64_t i = 0; i < L; ++i) {
     LayerSpec layer;
     layer.index = i;
-    layer.attention.kind = AttentionKind::kFull;
+    const bool is_sliding = sliding[static_cast<std::size_t>(i)];
+    layer.attention.kind = is_sliding ? AttentionKind::kSlidingWindow : AttentionKind::kFull;
+    layer.attention.window = is_sliding ? window : 0;
     layer.attention.num_attention_heads = n;
     layer.attention.num_key_value_heads = kv;
     layer.attention.head_dim = d;
@@ -53,21 +144,48 @@ void parse_llama(const ParseContext& c, ModelSpec& model) {
     layer.linears.push_back(qkv);
     layer.linears.push_back(make_linear(a + "o_proj", Component::kAttention, Parallelism::kRow, {H}, n * d,
                                         c.format_for({a + "o_proj"})));
-    if (qk_norm) {
+    if (tr.qk_norm) {
       layer.replicated.push_back({a + "q_norm", Component::kAttention, d, dt});
       layer.replicated.push_back({a + "k_norm", Component::kAttention, d, dt});
     }
-    const std::string m = p + "mlp.";
-    layer.linears.push_back(make_linear(m + "gate_up_proj", Component::kDenseMlp, Parallelism::kColumn, {I, I}, H,
-                                        c.format_for({m + "gate_proj", m + "up_proj"}), mlp_bias));
-    layer.linears.push_back(make_linear(m + "down_proj", Component::kDenseMlp, Parallelism::kRow, {H}, I,
-                                        c.format_for({m + "down_proj"}), mlp_bias));
 
-    layer.replicated.push_back({p + "input_layernorm", Component::kNorms, H, dt});
-    layer.replicated.push_back({p + "post_attention_layernorm", Component::kNorms, H, dt});
+    const std::string m = p + "mlp.";
+    layer.is_moe = experts > 0 && (i + 1) % sparse_step == 0 &&
+                   std::find(dense_only.begin(), dense_only.end(), i) == dense_only.end();
+    if (layer.is_moe) {
+      const std::string gate_name = moe == "mixtral" ? p + "block_sparse_moe.gate" : m + "gate";
+      layer.linears.push_back(
+          make_linear(gate_name, Component::kRouter, Parallelism::kReplicated, {experts}, H, c.unquantized()));
+      ExpertsModule e;
+      e.name = moe == "mixtral" ? p + "block_sparse_moe.experts" : m + "experts";
+      e.num_experts = experts;
+      e.intermediate_size = moe_I;
+      e.hidden_size = H;
+      e.format = c.expert_format_for(e.name);
+      layer.experts.push_back(e);
+      if (shared_I > 0) {
+        const std::string s = m + "shared_expert.";
+        layer.linears.push_back(make_linear(s + "gate_up_proj", Component::kSharedExperts, Parallelism::kColumn,
+                                            {shared_I, shared_I}, H, c.format_for({s + "gate_proj", s + "up_proj"})));
+        layer.linears.push_back(make_linear(s + "down_proj", Component::kSharedExperts, Parallelism::kRow, {H},
+                                            shared_I, c.format_for({s + "down_proj"})));
+        layer.linears.push_back(make_linear(m + "shared_expert_gate", Component::kRouter, Parallelism::kReplicated,
+                                            {1}, H, c.unquantized()));
+      }
+    } else {
+      layer.linears.push_back(make_linear(m + "gate_up_proj", Component::kDenseMlp, Parallelism::kColumn, {I, I}, H,
+                                          c.format_for({m + "gate_proj", m + "up_proj"}), mlp_bias));
+      layer.linears.push_back(make_linear(m + "down_proj", Component::kDenseMlp, Parallelism::kRow, {H}, I,
+                                          c.format_for({m + "down_proj"}), mlp_bias));
+    }
+    for (int k = 0; k < tr.norms_per_layer; ++k) {
+      layer.replicated.push_back({fmt::format("{}norm{}", p, k), Component::kNorms, H, dt});
+    }
     model.layers.push_back(std::move(layer));
   }
   model.final_norms.push_back({"model.norm", Component::kNorms, H, dt});
+  const double partial = t.optional_number("partial_rotary_factor", 0.0, 1.0).value_or(1.0);
+  add_rotary_caches(t, model, static_cast<std::int64_t>(static_cast<double>(d) * partial), dt, gemma3 ? 131072 : 0);
 }
 
 }  // namespace gpubudget::detail

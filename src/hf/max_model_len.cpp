@@ -23,7 +23,7 @@ constexpr std::int64_t kMaxLength = std::int64_t{1} << 34;
 
 }  // namespace
 
-void derive_max_model_len(const JsonReader& text, ModelSpec& model) {
+void derive_max_model_len(const JsonReader& text, ModelSpec& model, std::int64_t config_class_default) {
   double derived = std::numeric_limits<double>::infinity();
   std::string key_used;
   for (const char* key : kLengthKeys) {
@@ -37,6 +37,11 @@ void derive_max_model_len(const JsonReader& text, ModelSpec& model) {
   if (text.has("model_max_length")) {
     derived = static_cast<double>(text.integer("model_max_length", 1, kMaxLength));
     key_used = "model_max_length";
+  }
+  if (key_used.empty() && config_class_default > 0) {
+    // The config class's own default for max_position_embeddings (what transformers would fill in).
+    derived = static_cast<double>(config_class_default);
+    key_used = "max_position_embeddings (config class default)";
   }
   if (key_used.empty()) {
     model.derived_max_model_len = 2048;

@@ -14,7 +14,7 @@ namespace detail {
 
 namespace {
 
-enum class Family { kDeepseekV2, kLlama };
+enum class Family { kDeepseekV2, kLlama, kGptOss };
 
 // Families by the language model's `model_type` (vLLM picks by `architectures`; the text model's
 // type is what decides the layer layout for the wrappers we support).
@@ -22,9 +22,8 @@ std::optional<Family> family_of(const std::string& model_type) {
   if (model_type == "deepseek_v2" || model_type == "deepseek_v3" || model_type == "kimi_k2") {
     return Family::kDeepseekV2;
   }
-  if (model_type == "llama" || model_type == "mistral" || model_type == "qwen2" || model_type == "qwen3") {
-    return Family::kLlama;
-  }
+  if (is_llama_like(model_type)) return Family::kLlama;
+  if (model_type == "gpt_oss") return Family::kGptOss;
   return std::nullopt;
 }
 
@@ -76,7 +75,7 @@ ModelSpec parse_model_config(const std::string& config_json, const std::string& 
   if (!family) {
     throw InputError(fmt::format(
         "{}: unsupported architecture {} (model_type \"{}\"); supported model types: deepseek_v2, deepseek_v3, "
-        "kimi_k2, llama, mistral, qwen2, qwen3",
+        "kimi_k2, llama, mistral, qwen2, qwen3, qwen2_moe, qwen3_moe, mixtral, phi3, granite, gemma, gemma2, gemma3_text, gpt_oss",
         text.path("model_type"), model.architecture, model.model_type));
   }
 
@@ -109,24 +108,32 @@ ModelSpec parse_model_config(const std::string& config_json, const std::string& 
   model.quantization = context.quantization;
 
   // The vocabulary: the wrapper's own value when present (Kimi-K2.5 reads the top level).
-  model.vocab_size = (nested && root.has("vocab_size")) ? root.integer("vocab_size", 1, detail::kMaxVocab)
-                                                        : text.integer("vocab_size", 1, detail::kMaxVocab);
+  // Gemma3TextConfig's default vocabulary is 262,208 (its published configs omit it).
+  if (nested && root.has("vocab_size")) {
+    model.vocab_size = root.integer("vocab_size", 1, detail::kMaxVocab);
+  } else if (model.model_type == "gemma3_text") {
+    model.vocab_size = text.optional_integer("vocab_size", 1, detail::kMaxVocab).value_or(262208);
+  } else {
+    model.vocab_size = text.integer("vocab_size", 1, detail::kMaxVocab);
+  }
   model.tie_word_embeddings = root.boolean("tie_word_embeddings", text.boolean("tie_word_embeddings", false));
+  if (nested && !text.has("model_type")) {
+    text.fail("model_type", "the language model's model_type");
+  }
 
   switch (*family) {
     case detail::Family::kDeepseekV2: detail::parse_deepseek_v2(context, model); break;
     case detail::Family::kLlama: detail::parse_llama(context, model); break;
+    case detail::Family::kGptOss: detail::parse_gpt_oss(context, model); break;
   }
 
   // The LM head stays unquantized: vLLM's fp8 and ModelOpt configs do not quantize ParallelLMHead,
   // and Kimi-K2.5 builds it without a quant config at all.
   model.lm_head_format = context.unquantized();
 
-  if (nested && root.has("vision_config") && model.architecture == "KimiK25ForConditionalGeneration") {
-    detail::parse_kimi_vision(root.object("vision_config"), model.dtype, model);
-  }
+  if (root.has("vision_config")) detail::parse_vision(root, model);
 
-  detail::derive_max_model_len(text, model);
+  detail::derive_max_model_len(text, model, model.model_type == "gemma3_text" ? 131072 : 0);
   detail::check_model_size(model);
   return model;
 }

@@ -29,6 +29,8 @@ struct ParseContext {
   // The stored format of a quantizable module whose checkpoint shards are `shard_names`
   // (without the checkpoint prefix): the checkpoint's format unless the module is excluded.
   [[nodiscard]] QuantFormat format_for(const std::vector<std::string>& shard_names) const;
+  // The stored format of a FusedMoE block (the only modules MXFP4 checkpoints quantize).
+  [[nodiscard]] QuantFormat expert_format_for(const std::string& name) const;
   [[nodiscard]] QuantFormat unquantized() const;
 };
 
@@ -54,11 +56,21 @@ CheckpointQuantization parse_quantization(const JsonReader& root, const JsonRead
                                           const JsonReader* hf_quant_config, Dtype dtype);
 
 // vLLM's derived maximum length (ModelConfig._get_and_verify_max_len without a user value).
-void derive_max_model_len(const JsonReader& text, ModelSpec& model);
+// `config_class_default` > 0 stands in for max_position_embeddings when a sparse config omits it.
+void derive_max_model_len(const JsonReader& text, ModelSpec& model, std::int64_t config_class_default);
 
 void parse_deepseek_v2(const ParseContext& context, ModelSpec& model);
+void parse_gpt_oss(const ParseContext& context, ModelSpec& model);
+bool is_llama_like(const std::string& model_type);
 void parse_llama(const ParseContext& context, ModelSpec& model);
-void parse_kimi_vision(const JsonReader& vision_config, Dtype dtype, ModelSpec& model);
+// The vision tower and projector of a multimodal wrapper (`vision_config` present). Throws InputError
+// naming the vision model type when it is not modelled: weights are never silently left out.
+void parse_vision(const JsonReader& root, ModelSpec& model);
+
+// Adds the model's shared rotary cos/sin cache(s) of `rotary_dim` columns to ModelSpec::buffers.
+// `default_max_position` stands in for a sparse config's missing max_position_embeddings.
+void add_rotary_caches(const JsonReader& text, ModelSpec& model, std::int64_t rotary_dim, Dtype cache_dtype,
+                       std::int64_t default_max_position);
 
 // Refuses configs whose parameter count is absurd (would overflow byte arithmetic).
 void check_model_size(const ModelSpec& model);

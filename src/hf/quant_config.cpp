@@ -18,12 +18,20 @@ QuantFormat ParseContext::unquantized() const {
 }
 
 QuantFormat ParseContext::format_for(const std::vector<std::string>& shard_names) const {
-  if (quantization.method.empty()) return unquantized();
+  if (quantization.method.empty() || quantization.experts_only) return unquantized();
   std::vector<std::string> full;
   full.reserve(shard_names.size());
   for (const auto& n : shard_names) full.push_back(checkpoint_prefix + n);
   if (is_excluded(quantization.excluded_modules, full)) return unquantized();
   return quantization.format;
+}
+
+QuantFormat ParseContext::expert_format_for(const std::string& name) const {
+  if (quantization.experts_only) {
+    if (is_excluded(quantization.excluded_modules, {checkpoint_prefix + name})) return unquantized();
+    return quantization.format;
+  }
+  return format_for({name});
 }
 
 namespace {
@@ -162,6 +170,16 @@ CheckpointQuantization parse_quantization(const JsonReader& root, const JsonRead
       return parse_modelopt(*qc, qc->path("quant_method"));
     }
     if (method == "compressed-tensors") return parse_compressed_tensors(*qc, dtype);
+    if (method == "mxfp4") {
+      // gpt-oss: Mxfp4Config quantizes FusedMoE experts only; every Linear stays unquantized.
+      CheckpointQuantization q;
+      q.method = "mxfp4";
+      q.source = qc->path("quant_method");
+      q.format.kind = QuantKind::kMxfp4;
+      q.experts_only = true;
+      q.excluded_modules = qc->string_list("modules_to_not_convert");
+      return q;
+    }
     throw InputError(fmt::format("{}: quantization method \"{}\" is not supported yet (supported: fp8 with "
                                  "weight_block_size, modelopt NVFP4)",
                                  qc->path("quant_method"), method));

@@ -120,3 +120,50 @@ TEST(LargestFittingLength, ZeroWhenNotOneTokenFits) {
 
 }  // namespace
 }  // namespace gpubudget
+
+namespace gpubudget {
+namespace {
+
+// gpt-oss-20b: 24 layers alternating sliding (window 128) and full attention, 8 KV heads of 64.
+KvCacheLayout gpt_oss_20b(std::int64_t batched_tokens) {
+  const ModelSpec m = test::bundled("openai/gpt-oss-20b");
+  return make_kv_cache_layout(m, make_parallel_layout(m, Deployment{}, 0), {"bfloat16", 2, "test"}, 16,
+                              batched_tokens);
+}
+
+TEST(KvHybrid, GptOssGroupsTwelveSlidingAndTwelveFullLayers) {
+  const KvCacheLayout kv = gpt_oss_20b(8192);
+  EXPECT_EQ(kv.grouping, KvGrouping::kHybrid);
+  ASSERT_EQ(kv.groups.size(), 2u);
+  EXPECT_EQ(kv.group_size, 12);
+  // Per layer and token: K and V x 8 heads x 64 x 2 bytes = 2048; only the 12 full layers grow.
+  EXPECT_EQ(kv.page_bytes, 16 * 2048);
+  EXPECT_EQ(kv.bytes_per_token(), 12 * 2048);
+}
+
+TEST(KvHybrid, SlidingLayersStopGrowingPastTheWindow) {
+  const KvCacheLayout kv = gpt_oss_20b(8192);
+  const std::int64_t page = 16 * 2048;
+  for (const std::int64_t m : {1, 100, 8000, 8319, 8320, 20000, 131072}) {
+    SCOPED_TRACE(m);
+    // Sliding group: cdiv(min(128 - 1 + 8192, M), 16) + 1 blocks; full group: cdiv(M, 16) blocks;
+    // 12 layers per group, one page each per block.
+    const std::int64_t sliding_blocks = cdiv(std::min<std::int64_t>(127 + 8192, m), 16) + 1;
+    const std::int64_t full_blocks = cdiv(m, 16);
+    EXPECT_EQ(kv.needed(m).count(), 12 * page * (sliding_blocks + full_blocks));
+  }
+  // Past W - 1 + T tokens the sliding layers' share is constant.
+  const auto sliding_share = [&](std::int64_t m) { return kv.needed(m).count() - 12 * page * cdiv(m, 16); };
+  EXPECT_EQ(sliding_share(20000), sliding_share(131072));
+}
+
+TEST(KvHybrid, GptOssLargestLengthMatchesABruteForceScanOnATightBudget) {
+  const KvCacheLayout kv = gpt_oss_20b(8192);
+  for (const std::int64_t budget_blocks : {530, 531, 600, 777}) {
+    const Bytes available(budget_blocks * 12 * 16 * 2048 + 5);
+    EXPECT_EQ(largest_fitting_length(kv, available, 20000), brute_force(kv, available, 20000)) << budget_blocks;
+  }
+}
+
+}  // namespace
+}  // namespace gpubudget

@@ -26,11 +26,14 @@ TEST(Weights, Llama31_8BIsItsParameterCountTimesTwo) {
   // Llama-3.1-8B has 8,030,261,248 parameters, all bf16, vocab 128256 already a multiple of 64.
   const ModelSpec m = test::bundled("meta-llama/Llama-3.1-8B");
   const WeightsBreakdown w = weights_per_gpu(m, layout_for(m, 1));
-  EXPECT_EQ(w.total.count(), 8'030'261'248LL * 2);
+  // Plus one shared rotary cos/sin cache: 131072 positions x 128 rotary dims x 2 bytes (bf16).
+  EXPECT_EQ(component(w, Component::kBuffers).count(), 131072LL * 128 * 2);
+  EXPECT_EQ((w.total - component(w, Component::kBuffers)).count(), 8'030'261'248LL * 2);
   // source.json: the checkpoint's files hold 16,060,556,376 bytes; the rest is safetensors headers.
   const std::int64_t files = 16'060'556'376LL;
-  EXPECT_GT(files - w.total.count(), 0);
-  EXPECT_LT(files - w.total.count(), 1 << 20);
+  const std::int64_t tensors = (w.total - component(w, Component::kBuffers)).count();
+  EXPECT_GT(files - tensors, 0);
+  EXPECT_LT(files - tensors, 1 << 20);
 }
 
 TEST(Weights, Llama31_70BAtTp8ReplicatesOneKvHeadPerRank) {
@@ -39,8 +42,19 @@ TEST(Weights, Llama31_70BAtTp8ReplicatesOneKvHeadPerRank) {
   // Per layer per rank, bf16: qkv (64/8 + 2*1)*128 x 8192, o 8192 x 8192/8, gate_up 2*28672/8 x 8192,
   // down 8192 x 28672/8, two norms of 8192. Embedding and untied head 128256/8 x 8192; final norm.
   const std::int64_t layer = 2 * ((8 + 2) * 128 * 8192 + 8192 * 1024 + 7168 * 8192 + 8192 * 3584 + 2 * 8192);
-  const std::int64_t expected = 80 * layer + 2 * (2 * 16032 * 8192) + 2 * 8192;
+  const std::int64_t rotary_cache = 131072LL * 128 * 2;
+  const std::int64_t expected = 80 * layer + 2 * (2 * 16032 * 8192) + 2 * 8192 + rotary_cache;
   EXPECT_EQ(w.total.count(), expected);
+}
+
+TEST(Weights, Gemma3RotaryCachesMatchVllmModelLoading) {
+  // vLLM 0.19 "Model loading took 8.58 GiB" for gemma-3-4b-it on H100 (tests/data observation vo-058):
+  // the checkpoint's ~8.01 GiB plus two rotary caches of head_dim 256 in bf16, the global one
+  // stretched by rope_scaling linear x8: (131072 x 8 + 131072) x 256 x 2 bytes.
+  const ModelSpec m = test::bundled("google/gemma-3-4b-it");
+  const WeightsBreakdown w = weights_per_gpu(m, layout_for(m, 1));
+  EXPECT_EQ(component(w, Component::kBuffers).count(), (131072LL * 8 + 131072) * 256 * 2);
+  EXPECT_NEAR(to_gib(w.total), 8.58, 8.58 * 0.005);
 }
 
 TEST(Weights, KimiK25VisionTowerMatchesTheCheckpointTensorTable) {
@@ -76,7 +90,10 @@ TEST(Weights, KimiK25Int4AtTp1IsTheCheckpointToTheByte) {
   // stores a weight_shape record (int32 [2]) for each of gate, up and down of every expert; vLLM fuses
   // gate and up into w13 and keeps two records (fp32 [2]): 60 layers x 384 experts x 8 bytes fewer.
   const ModelSpec m = test::bundled("moonshotai/Kimi-K2.5");
-  EXPECT_EQ(weights_per_gpu(m, layout_for(m, 1)).total.count(), 595'148'192'736LL - 60 * 384 * 8);
+  const WeightsBreakdown w = weights_per_gpu(m, layout_for(m, 1));
+  EXPECT_EQ((w.total - component(w, Component::kBuffers)).count(), 595'148'192'736LL - 60 * 384 * 8);
+  // DeepSeek's YaRN cache, fp32: original 4096 x factor 64 positions x qk_rope_head_dim 64 x 4 bytes.
+  EXPECT_EQ(component(w, Component::kBuffers).count(), 4096LL * 64 * 64 * 4);
 }
 
 TEST(Weights, KimiInt4Tp8MatchesVllmModelLoading) {

@@ -1,0 +1,48 @@
+// Rotary cos/sin caches (vLLM model_executor/layers/rotary_embedding/: get_rope shares one instance
+// per distinct setting; each holds a persistent cos_sin_cache of [positions, rotary_dim]). They are
+// allocated with the model, so vLLM's "Model loading took" includes them.
+//   default, llama3:     positions = max_position_embeddings
+//   linear, dynamic:     positions = max_position_embeddings × factor
+//   yarn (incl. DeepSeek): positions = original_max_position_embeddings × factor
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "parse_context.h"
+
+namespace gpubudget::detail {
+
+namespace {
+
+std::int64_t rope_positions(const JsonReader& t, const JsonReader* rope, std::int64_t default_max_position) {
+  const auto max_pos =
+      t.optional_integer("max_position_embeddings", 1, std::int64_t{1} << 34).value_or(default_max_position);
+  if (rope == nullptr) return max_pos;
+  const auto type = rope->optional_string("rope_type").value_or(rope->optional_string("type").value_or("default"));
+  const double factor = rope->optional_number("factor", 1e-6, 1e6).value_or(1.0);
+  if (type == "linear" || type == "dynamic") return static_cast<std::int64_t>(std::llround(static_cast<double>(max_pos) * factor));
+  if (type == "yarn") {
+    const auto original = rope->optional_integer("original_max_position_embeddings", 1, std::int64_t{1} << 34)
+                              .value_or(max_pos);
+    return static_cast<std::int64_t>(std::llround(static_cast<double>(original) * factor));
+  }
+  return max_pos;
+}
+
+}  // namespace
+
+void add_rotary_caches(const JsonReader& t, ModelSpec& model, std::int64_t rotary_dim, Dtype cache_dtype,
+                       std::int64_t default_max_position) {
+  std::optional<JsonReader> rope = t.optional_object("rope_scaling");
+  if (!rope) rope = t.optional_object("rope_parameters");
+  const std::int64_t positions = rope_positions(t, rope ? &*rope : nullptr, default_max_position);
+  if (positions == 0 || rotary_dim == 0) return;
+  model.buffers.push_back({"rotary_emb.cos_sin_cache", Component::kBuffers, positions * rotary_dim, cache_dtype});
+  if (model.model_type == "gemma3_text") {
+    // Gemma 3's sliding layers use a second, unscaled RoPE (rope_local_base_freq).
+    const auto local = t.optional_integer("max_position_embeddings", 1, std::int64_t{1} << 34).value_or(default_max_position);
+    model.buffers.push_back({"rotary_emb_local.cos_sin_cache", Component::kBuffers, local * rotary_dim, cache_dtype});
+  }
+}
+
+}  // namespace gpubudget::detail

@@ -1,0 +1,148 @@
+// Vision towers and projectors of multimodal wrappers, always unquantized (vLLM never quantizes
+// `vision_tower` / `vision_model` modules). ViT linears are TP-sharded as vLLM builds them (default
+// --mm-encoder-tp-mode weights); small tables and projector pieces noted below are replicated.
+//   MoonViT + patch merger  (Kimi-K2.5:      models/kimi_k25{,_vit}.py)
+//   SigLIP + Gemma 3 proj.  (Gemma 3:        models/siglip.py, gemma3_mm.py)
+//   Pixtral + Mistral3 proj.(Mistral-Small-3: models/pixtral.py, mistral3.py)
+#include <fmt/format.h>
+
+#include "gpubudget/error.h"
+#include "parse_context.h"
+
+namespace gpubudget::detail {
+
+namespace {
+
+class TowerBuilder {
+ public:
+  explicit TowerBuilder(Dtype dtype) { plain_.dtype = dtype; }
+
+  void linear(std::string name, Parallelism par, std::int64_t out, std::int64_t in, bool bias) {
+    tower_.linears.push_back(make_linear(std::move(name), Component::kVision, par, {out}, in, plain_, bias));
+  }
+  // Fused q/k/v of a ViT with `heads` heads of `head_dim` (heads split over TP).
+  void qkv(std::string name, std::int64_t heads, std::int64_t head_dim, std::int64_t in, bool bias) {
+    LinearModule m = make_linear(std::move(name), Component::kVision, Parallelism::kQkv,
+                                 {heads * head_dim, heads * head_dim, heads * head_dim}, in, plain_, bias);
+    m.num_heads = heads;
+    m.num_kv_heads = heads;
+    m.head_dim = head_dim;
+    tower_.linears.push_back(m);
+  }
+  void tensor(std::string name, std::int64_t elements) {
+    tower_.replicated.push_back({std::move(name), Component::kVision, elements, plain_.dtype});
+  }
+  VisionTower take() { return std::move(tower_); }
+
+ private:
+  QuantFormat plain_;
+  VisionTower tower_;
+};
+
+void moonvit(const JsonReader& v, Dtype dt, ModelSpec& model) {
+  const auto h = v.integer("vt_hidden_size", 1, kMaxHidden);
+  const auto I = v.integer("vt_intermediate_size", 1, kMaxIntermediate);
+  const auto L = v.integer("vt_num_hidden_layers", 1, kMaxLayers);
+  const auto patch = v.integer("patch_size", 1, 1024);
+  const auto pos_h = v.integer("init_pos_emb_height", 1, 4096);
+  const auto pos_w = v.integer("init_pos_emb_width", 1, 4096);
+  const auto mm_hidden = v.optional_integer("mm_hidden_size", 1, kMaxHidden).value_or(h);
+  const auto text_hidden = v.optional_integer("text_hidden_size", 1, kMaxHidden).value_or(model.hidden_size);
+  const auto merge = v.integer_list("merge_kernel_size", 1, 64);
+  if (merge.size() != 2) v.fail("merge_kernel_size", "[height, width]");
+  const auto merged = mm_hidden * merge[0] * merge[1];
+  TowerBuilder b(dt);
+  for (std::int64_t i = 0; i < L; ++i) {
+    const std::string p = fmt::format("vision_tower.encoder.blocks.{}.", i);
+    b.linear(p + "wqkv", Parallelism::kColumn, 3 * h, h, true);
+    b.linear(p + "wo", Parallelism::kRow, h, h, true);
+    b.linear(p + "mlp.fc0", Parallelism::kColumn, I, h, true);
+    b.linear(p + "mlp.fc1", Parallelism::kRow, h, I, true);
+    b.tensor(p + "norm0", 2 * h);
+    b.tensor(p + "norm1", 2 * h);
+  }
+  b.tensor("vision_tower.encoder.final_layernorm", 2 * h);
+  b.tensor("vision_tower.patch_embed.pos_emb", pos_h * pos_w * h);
+  b.tensor("vision_tower.patch_embed.proj", h * 3 * patch * patch + h);
+  b.tensor("mm_projector.pre_norm", 2 * mm_hidden);
+  b.linear("mm_projector.proj.0", Parallelism::kReplicated, merged, merged, true);
+  b.linear("mm_projector.proj.2", Parallelism::kReplicated, text_hidden, merged, true);
+  model.vision = b.take();
+}
+
+void siglip_gemma3(const JsonReader& v, Dtype dt, ModelSpec& model) {
+  const auto h = v.integer("hidden_size", 1, kMaxHidden);
+  const auto I = v.integer("intermediate_size", 1, kMaxIntermediate);
+  const auto L = v.integer("num_hidden_layers", 1, kMaxLayers);
+  const auto heads = v.integer("num_attention_heads", 1, kMaxHeads);
+  const auto patch = v.integer("patch_size", 1, 1024);
+  const auto image = v.integer("image_size", 1, 1 << 16);
+  const auto channels = v.optional_integer("num_channels", 1, 16).value_or(3);
+  if (v.boolean("vision_use_head", false)) v.fail("vision_use_head", "false (the pooling head is not modelled)");
+  TowerBuilder b(dt);
+  for (std::int64_t i = 0; i < L; ++i) {
+    const std::string p = fmt::format("vision_tower.vision_model.encoder.layers.{}.", i);
+    b.qkv(p + "self_attn.qkv_proj", heads, h / heads, h, true);
+    b.linear(p + "self_attn.out_proj", Parallelism::kRow, h, h, true);
+    b.linear(p + "mlp.fc1", Parallelism::kColumn, I, h, true);
+    b.linear(p + "mlp.fc2", Parallelism::kRow, h, I, true);
+    b.tensor(p + "layer_norm1", 2 * h);
+    b.tensor(p + "layer_norm2", 2 * h);
+  }
+  const auto positions = (image / patch) * (image / patch);
+  b.tensor("vision_tower.vision_model.embeddings.patch_embedding", h * channels * patch * patch + h);
+  b.tensor("vision_tower.vision_model.embeddings.position_embedding", positions * h);
+  b.tensor("vision_tower.vision_model.post_layernorm", 2 * h);
+  // Gemma3MultiModalProjector: a [vision hidden, text hidden] matrix and an RMS norm.
+  b.tensor("multi_modal_projector.mm_input_projection_weight", h * model.hidden_size);
+  b.tensor("multi_modal_projector.mm_soft_emb_norm", h);
+  model.vision = b.take();
+}
+
+void pixtral_mistral3(const JsonReader& root, const JsonReader& v, Dtype dt, ModelSpec& model) {
+  const auto h = v.integer("hidden_size", 1, kMaxHidden);
+  const auto I = v.integer("intermediate_size", 1, kMaxIntermediate);
+  const auto L = v.integer("num_hidden_layers", 1, kMaxLayers);
+  const auto heads = v.integer("num_attention_heads", 1, kMaxHeads);
+  const auto head_dim = v.optional_integer("head_dim", 1, kMaxHidden).value_or(h / heads);
+  const auto patch = v.integer("patch_size", 1, 1024);
+  const auto channels = v.optional_integer("num_channels", 1, 16).value_or(3);
+  const auto merge = root.optional_integer("spatial_merge_size", 1, 64).value_or(2);
+  const bool projector_bias = root.boolean("multimodal_projector_bias", false);
+  TowerBuilder b(dt);
+  for (std::int64_t i = 0; i < L; ++i) {
+    const std::string p = fmt::format("vision_tower.transformer.layers.{}.", i);
+    b.qkv(p + "attention.qkv_proj", heads, head_dim, h, false);
+    b.linear(p + "attention.o_proj", Parallelism::kRow, h, heads * head_dim, false);
+    b.linear(p + "feed_forward.gate_up_proj", Parallelism::kColumn, 2 * I, h, false);
+    b.linear(p + "feed_forward.down_proj", Parallelism::kRow, h, I, false);
+    b.tensor(p + "attention_norm", h);
+    b.tensor(p + "ffn_norm", h);
+  }
+  b.tensor("vision_tower.patch_conv", h * channels * patch * patch);
+  b.tensor("vision_tower.ln_pre", h);
+  // Mistral3MultiModalProjector: RMS norm, patch merger, two linears to the text width.
+  b.tensor("multi_modal_projector.norm", h);
+  b.linear("multi_modal_projector.patch_merger.merging_layer", Parallelism::kReplicated, h, h * merge * merge, false);
+  b.linear("multi_modal_projector.linear_1", Parallelism::kColumn, model.hidden_size, h, projector_bias);
+  b.linear("multi_modal_projector.linear_2", Parallelism::kRow, model.hidden_size, model.hidden_size, projector_bias);
+  model.vision = b.take();
+}
+
+}  // namespace
+
+void parse_vision(const JsonReader& root, ModelSpec& model) {
+  const JsonReader v = root.object("vision_config");
+  if (model.architecture == "KimiK25ForConditionalGeneration") return moonvit(v, model.dtype, model);
+  const auto type = v.optional_string("model_type").value_or("");
+  if (type == "siglip_vision_model" && model.model_type == "gemma3_text") return siglip_gemma3(v, model.dtype, model);
+  if (type == "pixtral" && root.optional_string("model_type").value_or("") == "mistral3") {
+    return pixtral_mistral3(root, v, model.dtype, model);
+  }
+  throw InputError(fmt::format("{}: the vision tower of {} (vision model_type \"{}\") is not modelled yet; its weights "
+                               "would be missing from the budget (modelled: Kimi-K2.5 MoonViT, Gemma 3 SigLIP, "
+                               "Mistral 3 Pixtral)",
+                               v.path("model_type"), model.architecture, type));
+}
+
+}  // namespace gpubudget::detail
