@@ -114,7 +114,18 @@ void check_max_model_len(const ModelSpec& model, std::int64_t requested) {
   }
 }
 
-FitResult fit(const ModelSpec& model, const GpuSpec& gpu, const Deployment& d, const VllmProfile& profile) {
+FitResult fit(const ModelSpec& checkpoint, const GpuSpec& gpu, const Deployment& d, const VllmProfile& profile) {
+  // --dtype rebuilds the unquantized tensors in another dtype.
+  ModelSpec converted;
+  if (d.dtype != "auto") {
+    const auto dtype = parse_torch_dtype(d.dtype);
+    if (!dtype) {
+      throw InputError(fmt::format("--dtype: unsupported value \"{}\" (expected auto, bfloat16, float16, float32)",
+                                   d.dtype));
+    }
+    converted = with_dtype(checkpoint, *dtype);
+  }
+  const ModelSpec& model = d.dtype != "auto" ? converted : checkpoint;
   FitResult r;
   r.gpu_memory_utilization = d.gpu_memory_utilization.value_or(profile.default_gpu_memory_utilization);
   if (!(r.gpu_memory_utilization > 0.0 && r.gpu_memory_utilization <= 1.0)) {

@@ -22,6 +22,9 @@ struct Deployment {
   bool enable_expert_parallel = false;
   // --gpu-memory-utilization. Default: the vLLM version's default (0.9 before 0.21, 0.92 after).
   std::optional<double> gpu_memory_utilization;
+  // --dtype: "auto" (the checkpoint's dtype) or bfloat16 / float16 / float32 for unquantized weights,
+  // activations and an `auto` KV cache.
+  std::string dtype = "auto";
   // --kv-cache-dtype: "auto" (default) or an explicit dtype.
   std::string kv_cache_dtype = "auto";
   // --max-model-len: the length to judge; empty or -1 = the model's derived maximum ("auto").

@@ -133,4 +133,8 @@ struct ModelSpec {
   std::int64_t num_experts_per_token = 0;
 };
 
+// The model as vLLM builds it with --dtype `dtype`: every unquantized tensor stored in the model's
+// dtype is stored in `dtype` instead (fp32 extras such as router biases keep their own dtype).
+ModelSpec with_dtype(const ModelSpec& model, Dtype dtype);
+
 }  // namespace gpubudget

@@ -1,0 +1,30 @@
+#include "gpubudget/model_spec.h"
+
+namespace gpubudget {
+
+ModelSpec with_dtype(const ModelSpec& model, Dtype dtype) {
+  ModelSpec out = model;
+  const Dtype from = model.dtype;
+  auto convert_format = [&](QuantFormat& f) {
+    if (f.kind == QuantKind::kUnquantized && f.dtype == from) f.dtype = dtype;
+  };
+  auto convert_tensor = [&](ReplicatedTensor& t) {
+    if (t.dtype == from) t.dtype = dtype;
+  };
+  for (auto& layer : out.layers) {
+    for (auto& l : layer.linears) convert_format(l.format);
+    for (auto& e : layer.experts) convert_format(e.format);
+    for (auto& t : layer.replicated) convert_tensor(t);
+  }
+  if (out.vision) {
+    for (auto& l : out.vision->linears) convert_format(l.format);
+    for (auto& t : out.vision->replicated) convert_tensor(t);
+  }
+  for (auto& t : out.final_norms) convert_tensor(t);
+  for (auto& t : out.buffers) convert_tensor(t);
+  convert_format(out.lm_head_format);
+  out.dtype = dtype;
+  return out;
+}
+
+}  // namespace gpubudget

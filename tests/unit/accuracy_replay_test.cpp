@@ -1,0 +1,51 @@
+// Every real vLLM startup in tests/data/observations whose model gpubudget supports is replayed.
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "replay.h"
+#include "test_support.h"
+
+namespace gpubudget {
+namespace {
+
+std::vector<accuracy::ReplayRow> replay() {
+  return accuracy::replay_observations(test::data_dir() + "/observations/vllm-runs.jsonl",
+                                       test::data_dir() + "/observations/model_aliases.json", test::configs());
+}
+
+TEST(AccuracyReplay, KvTokensFromLoggedMemoryWithinOnePercent) {
+  int compared = 0;
+  for (const auto& r : replay()) {
+    if (!r.predicted_tokens || !r.logged_tokens) continue;
+    ++compared;
+    const double error = std::fabs(static_cast<double>(*r.predicted_tokens - *r.logged_tokens)) /
+                         static_cast<double>(*r.logged_tokens);
+    EXPECT_LT(error, 0.01) << r.id << " " << r.model << ": logged " << *r.logged_tokens << ", predicted "
+                           << *r.predicted_tokens;
+  }
+  EXPECT_GE(compared, 40);
+}
+
+TEST(AccuracyReplay, WeightsWithinTwoPercentOfModelLoading) {
+  int compared = 0;
+  for (const auto& r : replay()) {
+    if (!r.predicted_weights_gib || !r.logged_weights_gib) continue;
+    ++compared;
+    EXPECT_NEAR(*r.predicted_weights_gib, *r.logged_weights_gib, *r.logged_weights_gib * 0.02) << r.id << " " << r.model;
+  }
+  EXPECT_GE(compared, 40);
+}
+
+TEST(AccuracyReplay, TheCommittedReportIsCurrent) {
+  std::ifstream in(std::string(GPUBUDGET_TEST_SOURCE_DIR) + "/docs/accuracy.md");
+  std::stringstream committed;
+  committed << in.rdbuf();
+  EXPECT_EQ(committed.str(), accuracy::accuracy_markdown(replay()))
+      << "docs/accuracy.md is stale: regenerate it with gpubudget_accuracy > docs/accuracy.md";
+}
+
+}  // namespace
+}  // namespace gpubudget

@@ -1,0 +1,25 @@
+// gpubudget_accuracy: writes the accuracy report (docs/accuracy.md) to stdout.
+//   gpubudget_accuracy [OBSERVATIONS.jsonl [MODEL_ALIASES.json [CONFIG_DIR]]]
+#include <iostream>
+
+#include "gpubudget/error.h"
+#include "replay.h"
+
+#ifndef GPUBUDGET_SOURCE_DIR
+#define GPUBUDGET_SOURCE_DIR "."
+#endif
+
+int main(int argc, char** argv) {
+  const std::string source = GPUBUDGET_SOURCE_DIR;
+  const std::string observations = argc > 1 ? argv[1] : source + "/tests/data/observations/vllm-runs.jsonl";
+  const std::string aliases = argc > 2 ? argv[2] : source + "/tests/data/observations/model_aliases.json";
+  const std::string config_dir = argc > 3 ? argv[3] : source + "/configs";
+  try {
+    const auto rows = gpubudget::accuracy::replay_observations(observations, aliases, gpubudget::ConfigDir{config_dir});
+    std::cout << gpubudget::accuracy::accuracy_markdown(rows);
+  } catch (const std::exception& e) {
+    std::cerr << "gpubudget_accuracy: " << e.what() << "\n";
+    return 3;
+  }
+  return 0;
+}

@@ -1,0 +1,254 @@
+#include "replay.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "gpubudget/error.h"
+#include "gpubudget/fit.h"
+
+namespace gpubudget::accuracy {
+
+namespace {
+
+using Json = nlohmann::json;
+
+template <typename T>
+std::optional<T> field(const Json& row, const char* key) {
+  if (!row.contains(key) || row[key].is_null()) return std::nullopt;
+  return row[key].get<T>();
+}
+
+// "H100 80GB" → h100, "A100 40GB" → a100-40gb, ...; "" if no preset fits.
+std::string preset_for(const std::string& gpu_model) {
+  auto has = [&](const char* s) { return gpu_model.find(s) != std::string::npos; };
+  if (has("H100")) return "h100";
+  if (has("H200")) return "h200";
+  if (has("B200")) return "b200";
+  if (has("A100")) return has("40") ? "a100-40gb" : "a100-80gb";
+  if (has("RTX PRO 6000")) return "rtx-pro-6000";
+  if (has("L40S")) return "l40s";
+  if (has("4090")) return "rtx-4090";
+  if (has("5090")) return "rtx-5090";
+  if (has("MI300X")) return "mi300x";
+  return "";
+}
+
+// The leading "X.Y.Z" of a logged version ("0.11.0 (per replication pod spec)").
+std::string version_of(const std::optional<std::string>& logged) {
+  if (!logged) return "";
+  std::size_t start = !logged->empty() && (*logged)[0] == 'v' ? 1 : 0;
+  std::size_t end = start;
+  while (end < logged->size() && (std::isdigit(static_cast<unsigned char>((*logged)[end])) || (*logged)[end] == '.')) {
+    ++end;
+  }
+  const std::string version = logged->substr(start, end - start);
+  return version.find('.') == std::string::npos ? "" : version;
+}
+
+double gib_of(Bytes b) { return to_gib(b); }
+
+}  // namespace
+
+std::vector<ReplayRow> replay_observations(const std::string& observations, const std::string& aliases_path,
+                                           const ConfigDir& configs) {
+  Json aliases = Json::object();
+  if (!aliases_path.empty()) {
+    std::ifstream in(aliases_path);
+    if (!in) throw InputError(fmt::format("{}: cannot be read", aliases_path));
+    aliases = Json::parse(in).at("aliases");
+  }
+  const auto profiles = list_vllm_profiles(configs);
+  std::ifstream in(observations);
+  if (!in) throw InputError(fmt::format("{}: cannot be read", observations));
+  std::vector<ReplayRow> rows;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const Json row = Json::parse(line);
+    ReplayRow r;
+    r.id = row.at("id").get<std::string>();
+    r.model = row.at("model").get<std::string>();
+    r.vllm_version = field<std::string>(row, "vllm_version").value_or("");
+    r.tp = field<std::int64_t>(row, "tp").value_or(1);
+    r.logged_tokens = field<std::int64_t>(row, "kv_cache_tokens");
+    r.logged_weights_gib = field<double>(row, "model_loading_gib");
+    r.logged_available_gib = field<double>(row, "available_kv_cache_gib");
+    r.logged_activation_gib = field<double>(row, "activation_peak_gib");
+    r.logged_non_torch_gib = field<double>(row, "non_torch_gib");
+
+    r.config = r.model;
+    if (aliases.contains(r.model)) {
+      r.config = aliases[r.model].at("config").get<std::string>();
+      r.kv_only = aliases[r.model].at("kv_only").get<bool>();
+    }
+    ModelSpec model;
+    try {
+      model = load_model(r.config, configs);
+    } catch (const InputError& e) {
+      r.status = "model not supported or not bundled";
+      r.config.clear();
+      rows.push_back(r);
+      continue;
+    }
+    const auto gpu_model = field<std::string>(row, "gpu_model").value_or("");
+    r.gpu = preset_for(gpu_model);
+    GpuSpec gpu;
+    if (!r.gpu.empty()) {
+      gpu = load_gpu_preset(r.gpu, configs);
+    } else if (const auto total = field<double>(row, "gpu_total_memory_gib")) {
+      gpu = custom_gpu(Bytes(static_cast<std::int64_t>(*total * static_cast<double>(kGiB))));
+      r.gpu = "custom";
+    } else {
+      r.status = fmt::format("GPU \"{}\" unknown", gpu_model);
+      rows.push_back(r);
+      continue;
+    }
+    if (const auto total = field<double>(row, "gpu_total_memory_gib")) {
+      gpu.memory = Bytes(static_cast<std::int64_t>(std::llround(*total * static_cast<double>(kGiB))));
+    }
+    // Versions older than every profile use the oldest one (the replay's choice, not the library's).
+    std::string version = version_of(field<std::string>(row, "vllm_version"));
+    VllmProfile profile;
+    try {
+      profile = load_vllm_profile(version, configs);
+    } catch (const InputError&) {
+      profile = load_vllm_profile(profiles.front(), configs);
+    }
+    r.profile = profile.version;
+
+    Deployment d;
+    d.tensor_parallel_size = r.tp;
+    d.pipeline_parallel_size = field<std::int64_t>(row, "pp").value_or(1);
+    d.decode_context_parallel_size = field<std::int64_t>(row, "dcp").value_or(1);
+    d.max_model_len = field<std::int64_t>(row, "max_model_len");
+    d.max_num_seqs = field<std::int64_t>(row, "max_num_seqs");
+    d.max_num_batched_tokens = field<std::int64_t>(row, "max_num_batched_tokens");
+    d.block_size = field<std::int64_t>(row, "block_size");
+    d.enforce_eager = field<bool>(row, "enforce_eager").value_or(false);
+    d.gpu_memory_utilization = field<double>(row, "gpu_memory_utilization");
+    if (row.contains("extra") && row["extra"].is_object()) {
+      d.dtype = field<std::string>(row["extra"], "dtype_arg").value_or("auto");
+    }
+    // An online --quantization changes the weights but not the KV cache.
+    const auto quant = field<std::string>(row, "quant").value_or("");
+    if (quant.find("online") != std::string::npos) r.kv_only = true;
+    const auto kv_dtype = field<std::string>(row, "kv_cache_dtype");
+    d.kv_cache_dtype = kv_dtype.value_or("auto");
+    try {
+      const FitResult predicted = fit(model, gpu, d, profile);
+      const WorkerBudget& w = predicted.binding_worker();
+      if (!r.kv_only) r.predicted_weights_gib = gib_of(w.weights.total);
+      if (!r.kv_only) r.predicted_available_gib = gib_of(w.kv_cache);
+      r.predicted_activation_gib = gib_of(w.overheads.activation_peak);
+      r.predicted_non_torch_gib = gib_of(w.overheads.non_torch);
+      if (d.pipeline_parallel_size > 1) {
+        r.status = "ok";
+        r.note = "pipeline stages differ; the log shows one worker's available memory, so tokens are not compared";
+      } else if (r.logged_available_gib && r.logged_tokens) {
+        Deployment given = d;
+        given.kv_cache_memory =
+            Bytes(static_cast<std::int64_t>(std::llround(*r.logged_available_gib * static_cast<double>(kGiB))));
+        r.predicted_tokens = fit(model, gpu, given, profile).kv_cache_tokens;
+      }
+      r.status = "ok";
+    } catch (const InputError& e) {
+      r.status = e.what();
+    }
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+namespace {
+
+std::string pct(std::optional<double> predicted, std::optional<double> logged) {
+  if (!predicted || !logged || *logged == 0) return "";
+  return fmt::format("{:+.2f}%", 100.0 * (*predicted - *logged) / *logged);
+}
+
+std::string num(std::optional<double> v) { return v ? fmt::format("{:.2f}", *v) : ""; }
+std::string num(std::optional<std::int64_t> v) { return v ? fmt::format("{}", *v) : ""; }
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const auto mid = v.size() / 2;
+  return v.size() % 2 == 1 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
+}
+
+void summary(std::string& out, const char* what, const std::vector<double>& errors) {
+  if (errors.empty()) return;
+  std::vector<double> abs_errors;
+  for (const double e : errors) abs_errors.push_back(std::fabs(e));
+  out += fmt::format("| {} | {} | {:.2f}% | {:.2f}% |\n", what, errors.size(), median(abs_errors),
+                     *std::max_element(abs_errors.begin(), abs_errors.end()));
+}
+
+}  // namespace
+
+std::string accuracy_markdown(const std::vector<ReplayRow>& rows) {
+  std::string out;
+  out += "# Accuracy against real vLLM startups\n\n";
+  out += "Generated by `gpubudget_accuracy` (tools/accuracy) from `tests/data/observations/vllm-runs.jsonl`; do not "
+         "edit by hand. Rerun: `build/<preset>/tools/accuracy/gpubudget_accuracy > docs/accuracy.md`.\n\n";
+  out += "- **KV tokens** (deterministic): `GPU KV cache size` predicted from the logged `Available KV cache memory` "
+         "(rounded to 0.01 GiB in logs) with `--kv-cache-memory-bytes`.\n";
+  out += "- **Weights** (deterministic up to runtime buffers): `Model loading took`.\n";
+  out += "- **Available KV** (estimated overheads): the whole budget, predicted without the log's help.\n\n";
+  std::vector<double> token_errors, weight_errors, available_errors;
+  for (const auto& r : rows) {
+    if (r.predicted_tokens && r.logged_tokens) {
+      token_errors.push_back(100.0 * static_cast<double>(*r.predicted_tokens - *r.logged_tokens) /
+                             static_cast<double>(*r.logged_tokens));
+    }
+    if (r.predicted_weights_gib && r.logged_weights_gib) {
+      weight_errors.push_back(100.0 * (*r.predicted_weights_gib - *r.logged_weights_gib) / *r.logged_weights_gib);
+    }
+    if (r.predicted_available_gib && r.logged_available_gib) {
+      available_errors.push_back(100.0 * (*r.predicted_available_gib - *r.logged_available_gib) /
+                                 *r.logged_available_gib);
+    }
+  }
+  out += "## Summary\n\n| figure | rows | median abs. error | max abs. error |\n|---|---|---|---|\n";
+  summary(out, "KV tokens from logged memory", token_errors);
+  summary(out, "weights", weight_errors);
+  summary(out, "available KV memory (estimated)", available_errors);
+  out += "\n## Rows\n\n";
+  out += "| id | model (config used) | GPU | vLLM (profile) | TP | tokens logged | predicted | err | weights GiB logged | "
+         "predicted | err | available GiB logged | predicted | err |\n";
+  out += "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& r : rows) {
+    if (r.status != "ok") continue;
+    const std::string model = r.config == r.model ? r.model : fmt::format("{} ({}{})", r.model, r.config,
+                                                                         r.kv_only ? ", KV only" : "");
+    out += fmt::format("| {} | {} | {} | {} ({}) | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.id, model,
+                       r.gpu, r.vllm_version.empty() ? "?" : r.vllm_version, r.profile, r.tp, num(r.logged_tokens),
+                       num(r.predicted_tokens),
+                       r.predicted_tokens && r.logged_tokens
+                           ? pct(static_cast<double>(*r.predicted_tokens), static_cast<double>(*r.logged_tokens))
+                           : "",
+                       num(r.logged_weights_gib), num(r.predicted_weights_gib),
+                       pct(r.predicted_weights_gib, r.logged_weights_gib), num(r.logged_available_gib),
+                       num(r.predicted_available_gib), pct(r.predicted_available_gib, r.logged_available_gib));
+  }
+  out += "\n## Notes on replayed rows\n\n";
+  for (const auto& r : rows) {
+    if (r.status == "ok" && !r.note.empty()) out += fmt::format("- {}: {}\n", r.id, r.note);
+    if (r.status == "ok" && r.kv_only) out += fmt::format("- {}: weights differ from the bundled config ({}); KV only\n", r.id, r.config);
+  }
+  out += "\n## Rows not replayed\n\n| id | model | why |\n|---|---|---|\n";
+  for (const auto& r : rows) {
+    if (r.status == "ok") continue;
+    std::string why = r.status;
+    std::replace(why.begin(), why.end(), '|', '/');
+    out += fmt::format("| {} | {} | {} |\n", r.id, r.model, why);
+  }
+  return out;
+}
+
+}  // namespace gpubudget::accuracy

@@ -1,0 +1,41 @@
+// Replays real vLLM startups (tests/data/observations/vllm-runs.jsonl) through gpubudget.
+// Used by the accuracy report (tools/accuracy) and by the tests that hold gpubudget to the logs.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpubudget/load.h"
+
+namespace gpubudget::accuracy {
+
+struct ReplayRow {
+  std::string id;
+  std::string model;         // as logged
+  std::string config;        // bundled config used ("" if none)
+  bool kv_only = false;      // weights not comparable (different weight format)
+  std::string gpu;           // preset used
+  std::string vllm_version;  // as logged
+  std::string profile;       // profile used
+  std::int64_t tp = 1;
+  std::string status;        // "ok" or why the row was not replayed
+  std::string note;          // a caveat on a replayed row
+  // Deterministic: tokens from the logged available KV memory.
+  std::optional<std::int64_t> logged_tokens, predicted_tokens;
+  // Weights against "Model loading took".
+  std::optional<double> logged_weights_gib, predicted_weights_gib;
+  // Estimated: the whole budget without the log's help.
+  std::optional<double> logged_available_gib, predicted_available_gib;
+  std::optional<double> logged_activation_gib, predicted_activation_gib;
+  std::optional<double> logged_non_torch_gib, predicted_non_torch_gib;
+};
+
+// `observations`: the JSONL file; `aliases`: model_aliases.json beside it ("" = none).
+std::vector<ReplayRow> replay_observations(const std::string& observations, const std::string& aliases,
+                                           const ConfigDir& configs);
+
+// The report as Markdown.
+std::string accuracy_markdown(const std::vector<ReplayRow>& rows);
+
+}  // namespace gpubudget::accuracy
