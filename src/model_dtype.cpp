@@ -27,4 +27,25 @@ ModelSpec with_dtype(const ModelSpec& model, Dtype dtype) {
   return out;
 }
 
+std::string attention_mix(const ModelSpec& model) {
+  bool mla = false, sliding = false, chunked = false, extra = false;
+  std::int64_t kv = 0, heads = 0;
+  for (const auto& layer : model.layers) {
+    const auto& a = layer.attention;
+    mla = mla || a.kind == AttentionKind::kMla;
+    sliding = sliding || a.kind == AttentionKind::kSlidingWindow;
+    chunked = chunked || a.kind == AttentionKind::kChunkedLocal;
+    extra = extra || !layer.extra_kv.empty();
+    if (a.kind != AttentionKind::kMla) {
+      kv = a.num_key_value_heads;
+      heads = a.num_attention_heads;
+    }
+  }
+  std::string mix = mla ? "mla" : kv == 1 ? "mqa" : kv == heads ? "mha" : "gqa";
+  if (sliding) mix += "+sliding";
+  if (chunked) mix += "+chunked";
+  if (extra) mix += "+indexer";
+  return mix;
+}
+
 }  // namespace gpubudget

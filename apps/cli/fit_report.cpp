@@ -1,6 +1,8 @@
 #include "fit_report.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -21,6 +23,50 @@ std::string with_commas(std::int64_t n) {
   return n < 0 ? "-" + out : out;
 }
 
+const char* kind_name(AttentionKind k) {
+  switch (k) {
+    case AttentionKind::kFull: return "full attention";
+    case AttentionKind::kMla: return "MLA";
+    case AttentionKind::kSlidingWindow: return "sliding window";
+    case AttentionKind::kChunkedLocal: return "chunked local";
+  }
+  return "?";
+}
+
+// One line per kind of KV layer: how many, bytes per token, and what one request needs of them.
+std::vector<std::string> kv_group_lines(const KvCacheLayout& kv, std::int64_t max_model_len) {
+  struct Line {
+    KvLayer spec;
+    std::int64_t layers = 0;
+  };
+  std::vector<Line> lines;
+  for (const auto& l : kv.layers) {
+    auto it = std::find_if(lines.begin(), lines.end(), [&](const Line& x) {
+      return x.spec.kind == l.kind && x.spec.token_bytes == l.token_bytes && x.spec.window == l.window;
+    });
+    if (it == lines.end()) {
+      lines.push_back({l, 1});
+    } else {
+      ++it->layers;
+    }
+  }
+  std::vector<std::string> out;
+  for (const auto& line : lines) {
+    const std::int64_t need =
+        line.layers * line.spec.max_memory_usage(max_model_len, kv.max_num_batched_tokens, kv.dcp);
+    out.push_back(fmt::format("{:>3} x {}{}: {} B/token/layer, {} for one {}-token request{}", line.layers,
+                              kind_name(line.spec.kind),
+                              line.spec.window > 0 ? fmt::format(" (window {})", line.spec.window) : "",
+                              line.spec.token_bytes, gib2(Bytes(need)), with_commas(max_model_len),
+                              line.spec.grows_with_length() ? "" : " (fixed past the window)"));
+  }
+  if (kv.grouping == KvGrouping::kHybrid) {
+    out.push_back(fmt::format("vLLM groups them into {} KV-cache groups of {} layers, page {} B", kv.groups.size(),
+                              kv.group_size, kv.page_bytes));
+  }
+  return out;
+}
+
 }  // namespace
 
 void write_fit_json(const ReportContext& c, const FitResult& r, std::ostream& out) {
@@ -30,6 +76,7 @@ void write_fit_json(const ReportContext& c, const FitResult& r, std::ostream& ou
   j["model"] = {{"architecture", c.model.architecture},
                 {"model_type", c.model.model_type},
                 {"num_layers", c.model.layers.size()},
+                {"attention", attention_mix(c.model)},
                 {"derived_max_model_len", c.model.derived_max_model_len},
                 {"derived_max_model_len_source", c.model.derived_max_model_len_source},
                 {"source", c.model.source}};
@@ -117,8 +164,9 @@ void write_fit_text(const ReportContext& c, const FitResult& r, bool explain, st
   row("= KV cache", w.kv_cache,
       fmt::format("   overheads +/- {:.0f}%", w.overheads.relative_uncertainty * 100));
   out << "\n";
-  out << fmt::format("KV cache: {} bytes per token per GPU, {} blocks of {} tokens\n", w.kv.bytes_per_token(),
-                     r.num_blocks, r.block_size);
+  out << fmt::format("KV cache ({}): {} bytes per token per GPU, {} blocks of {} tokens\n", attention_mix(c.model),
+                     w.kv.bytes_per_token(), r.num_blocks, r.block_size);
+  for (const auto& g : kv_group_lines(w.kv, r.judged_max_model_len)) out << "  " << g << "\n";
   out << fmt::format("GPU KV cache size: {} tokens\n", with_commas(r.kv_cache_tokens));
   out << fmt::format("Maximum concurrency for {} tokens per request: {:.2f}x\n\n",
                      with_commas(r.judged_max_model_len), r.max_concurrency);

@@ -133,6 +133,10 @@ struct ModelSpec {
   std::int64_t num_experts_per_token = 0;
 };
 
+// The attention mix in one word, for reports: "mla", "gqa", "mha", "mqa", with "+sliding",
+// "+chunked" or "+indexer" when some layers differ ("gqa+sliding").
+std::string attention_mix(const ModelSpec& model);
+
 // The model as vLLM builds it with --dtype `dtype`: every unquantized tensor stored in the model's
 // dtype is stored in `dtype` instead (fp32 extras such as router biases keep their own dtype).
 ModelSpec with_dtype(const ModelSpec& model, Dtype dtype);

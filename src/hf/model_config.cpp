@@ -51,6 +51,30 @@ void check_model_size_impl(const ModelSpec& model) {
 
 void check_model_size(const ModelSpec& model) { check_model_size_impl(model); }
 
+std::string closest_family_hint(const std::string& model_type) {
+  struct Hint {
+    const char* prefix;
+    const char* text;
+  };
+  static constexpr Hint kHints[] = {
+      {"deepseek_v4", "DeepSeek-V4 compressed sparse attention is not modelled; closest supported family: deepseek_v3"},
+      {"qwen3_next", "hybrid Gated-DeltaNet + attention is not modelled yet; closest supported family: qwen3_moe"},
+      {"qwen3_5", "hybrid Gated-DeltaNet + attention is not modelled yet; closest supported family: qwen3 / qwen3_moe"},
+      {"kimi_linear", "hybrid KDA linear attention + MLA is not modelled yet; closest supported family: deepseek_v3"},
+      {"nemotron_h", "hybrid Mamba2 + attention is not modelled yet; closest supported family: llama"},
+      {"minimax", "MiniMax MoE is not modelled yet; closest supported family: qwen3_moe"},
+      {"gemma4", "Gemma 4 is not modelled yet; closest supported family: gemma3_text"},
+      {"llama4", "Llama 4 (chunked local attention, interleaved MoE) is not modelled yet; closest supported family: "
+                 "llama / mixtral"},
+      {"qwen3_vl", "the Qwen3-VL wrapper is not modelled yet; closest supported family: qwen3_moe"},
+  };
+  for (const auto& hint : kHints) {
+    if (model_type.rfind(hint.prefix, 0) == 0) return hint.text;
+  }
+  return "supported model types: deepseek_v2, deepseek_v3, kimi_k2, llama, mistral, qwen2, qwen3, qwen2_moe, "
+         "qwen3_moe, mixtral, phi3, granite, gemma, gemma2, gemma3_text, gpt_oss";
+}
+
 }  // namespace detail
 
 ModelSpec parse_model_config(const std::string& config_json, const std::string& hf_quant_config_json,
@@ -73,10 +97,8 @@ ModelSpec parse_model_config(const std::string& config_json, const std::string& 
   model.model_type = text.optional_string("model_type").value_or("");
   const auto family = detail::family_of(model.model_type);
   if (!family) {
-    throw InputError(fmt::format(
-        "{}: unsupported architecture {} (model_type \"{}\"); supported model types: deepseek_v2, deepseek_v3, "
-        "kimi_k2, llama, mistral, qwen2, qwen3, qwen2_moe, qwen3_moe, mixtral, phi3, granite, gemma, gemma2, gemma3_text, gpt_oss",
-        text.path("model_type"), model.architecture, model.model_type));
+    throw InputError(fmt::format("{}: unsupported architecture {} (model_type \"{}\"): {}", text.path("model_type"),
+                                 model.architecture, model.model_type, detail::closest_family_hint(model.model_type)));
   }
 
   // Unquantized weight dtype: `dtype` (transformers >= 4.56) or `torch_dtype`; bf16 if absent.

@@ -72,6 +72,9 @@ void parse_vision(const JsonReader& root, ModelSpec& model);
 void add_rotary_caches(const JsonReader& text, ModelSpec& model, std::int64_t rotary_dim, Dtype cache_dtype,
                        std::int64_t default_max_position);
 
+// For an unsupported model_type: what it is and the closest supported family.
+std::string closest_family_hint(const std::string& model_type);
+
 // Refuses configs whose parameter count is absurd (would overflow byte arithmetic).
 void check_model_size(const ModelSpec& model);
 
