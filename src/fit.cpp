@@ -31,17 +31,18 @@ bool runs_on(const AttentionBackend& b, const GpuSpec& gpu) {
 
 // vLLM's backend choice: the first backend in priority order that runs on this GPU and accepts the
 // KV dtype (vllm/platforms/cuda.py::_get_backend_priorities).
-const AttentionBackend* select_backend(const VllmProfile& profile, const GpuSpec& gpu, AttentionKind kind,
+const AttentionBackend* select_backend(const VllmProfile& profile, const GpuSpec& gpu, AttentionKind kind, bool sparse,
                                        const std::string& kv_dtype) {
   for (const auto& b : profile.attention_backends) {
-    if (b.kind == kind && runs_on(b, gpu) && contains(b.kv_cache_dtypes, kv_dtype)) return &b;
+    if (b.kind == kind && b.sparse == sparse && runs_on(b, gpu) && contains(b.kv_cache_dtypes, kv_dtype)) return &b;
   }
   return nullptr;
 }
 
-const AttentionBackend* first_backend_on(const VllmProfile& profile, const GpuSpec& gpu, AttentionKind kind) {
+const AttentionBackend* first_backend_on(const VllmProfile& profile, const GpuSpec& gpu, AttentionKind kind,
+                                         bool sparse) {
   for (const auto& b : profile.attention_backends) {
-    if (b.kind == kind && runs_on(b, gpu)) return &b;
+    if (b.kind == kind && b.sparse == sparse && runs_on(b, gpu)) return &b;
   }
   return nullptr;
 }
@@ -137,9 +138,10 @@ FitResult fit(const ModelSpec& checkpoint, const GpuSpec& gpu, const Deployment&
   // Attention backend and block size.
   const AttentionKind kind =
       model.layers.front().attention.kind == AttentionKind::kMla ? AttentionKind::kMla : AttentionKind::kFull;
-  const AttentionBackend* backend = select_backend(profile, gpu, kind, r.kv_cache_dtype.name);
+  const bool sparse = model.sparse_attention;
+  const AttentionBackend* backend = select_backend(profile, gpu, kind, sparse, r.kv_cache_dtype.name);
   if (backend == nullptr) {
-    const AttentionBackend* fallback = first_backend_on(profile, gpu, kind);
+    const AttentionBackend* fallback = first_backend_on(profile, gpu, kind, sparse);
     r.warnings.push_back(fmt::format(
         "no {} attention backend of vLLM {} accepts a {} KV cache on {}{}; vLLM would fail to start with it",
         kind == AttentionKind::kMla ? "MLA" : "standard", profile.version, r.kv_cache_dtype.name, gpu.name,
@@ -149,6 +151,12 @@ FitResult fit(const ModelSpec& checkpoint, const GpuSpec& gpu, const Deployment&
     backend = fallback;
   }
   r.attention_backend = backend != nullptr ? backend->name : "";
+  // MLAAttention: FLASHMLA_SPARSE stores any quantized KV cache in its fp8_ds_mla layout.
+  if (backend != nullptr && !backend->quantized_kv_layout.empty() && r.kv_cache_dtype.element_bytes == 1) {
+    r.kv_cache_dtype = {backend->quantized_kv_layout, 1,
+                        fmt::format("{}, stored by {} as {}", r.kv_cache_dtype.name, backend->name,
+                                    backend->quantized_kv_layout)};
+  }
   r.block_size = d.block_size.value_or(backend != nullptr ? backend->block_size : 16);
   if (r.block_size < 1) throw InputError(fmt::format("--block-size: expected a positive value, got {}", r.block_size));
 

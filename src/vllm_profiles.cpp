@@ -72,13 +72,15 @@ VllmProfile parse_profile(const std::filesystem::path& path) {
   for (std::size_t i = 0; i < backends.size(); ++i) {
     const detail::JsonReader b(backends[i], path.string(), fmt::format("/attention_backends/{}", i));
     b.reject_unknown_keys({"name", "kind", "platform", "compute_capability_majors", "kv_cache_dtypes", "block_size",
-                           "note"});
+                           "quantized_kv_layout", "note"});
     AttentionBackend a;
     a.name = b.string("name");
     const auto kind = b.string("kind");
-    if (kind == "mla") a.kind = AttentionKind::kMla;
+    if (kind == "mla" || kind == "mla_sparse") a.kind = AttentionKind::kMla;
     else if (kind == "full") a.kind = AttentionKind::kFull;
-    else b.fail("kind", "\"mla\" or \"full\"");
+    else b.fail("kind", "\"mla\", \"mla_sparse\" or \"full\"");
+    a.sparse = kind == "mla_sparse";
+    a.quantized_kv_layout = b.optional_string("quantized_kv_layout").value_or("");
     const auto platform = b.string("platform");
     if (platform == "cuda") a.platform = Platform::kCuda;
     else if (platform == "rocm") a.platform = Platform::kRocm;

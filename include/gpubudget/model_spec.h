@@ -129,6 +129,8 @@ struct ModelSpec {
   // vLLM's derived maximum length and the key it came from (docs/methodology.md §max_model_len).
   std::int64_t derived_max_model_len = 0;
   std::string derived_max_model_len_source;
+  // DeepSeek sparse attention (V3.2, GLM-5): an indexer picks the keys; vLLM uses sparse MLA backends.
+  bool sparse_attention = false;
   // For the activation estimate: MoE top-k (0 for dense models).
   std::int64_t num_experts_per_token = 0;
 };

@@ -17,11 +17,14 @@ namespace gpubudget {
 // One attention backend in vLLM's priority order for a platform.
 struct AttentionBackend {
   std::string name;                       // "FLASH_ATTN_MLA", "TRITON_MLA", ...
-  AttentionKind kind = AttentionKind::kFull;
+  AttentionKind kind = AttentionKind::kFull;  // kFull (standard attention) or kMla
+  bool sparse = false;                        // a sparse-MLA backend (DeepSeek-V3.2 / GLM-5 indexer models)
   Platform platform = Platform::kCuda;
   std::vector<int> compute_capability_majors;  // empty = any
   std::vector<std::string> kv_cache_dtypes;    // resolved dtypes it accepts ("bfloat16", "fp8_e4m3"...)
   std::int64_t block_size = 16;                // block size it picks when --block-size is not given
+  // When not empty: a quantized KV dtype is stored in this layout instead (FLASHMLA_SPARSE → fp8_ds_mla).
+  std::string quantized_kv_layout;
 };
 
 // The MXFP4 MoE backend vLLM picks on a GPU and the padding it applies (Mxfp4MoEMethod).

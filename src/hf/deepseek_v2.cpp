@@ -34,6 +34,10 @@ void parse_deepseek_v2(const ParseContext& c, ModelSpec& model) {
   const bool noaux = t.optional_string("topk_method").value_or("") == "noaux_tc";
   model.skipped_mtp_layers = t.optional_integer("num_nextn_predict_layers", 0, kMaxLayers).value_or(0);
   model.num_experts_per_token = experts > 0 ? t.integer("num_experts_per_tok", 1, kMaxExperts) : 0;
+  // DeepSeek sparse attention (V3.2, GLM-5): a lightning indexer per layer.
+  const auto index_heads = t.optional_integer("index_n_heads", 1, kMaxHeads).value_or(0);
+  const auto index_dim = index_heads > 0 ? t.integer("index_head_dim", 1, kMaxHidden) : 0;
+  model.sparse_attention = index_heads > 0;
   model.hidden_size = H;
   model.family = "deepseek_v2";
 
@@ -76,6 +80,24 @@ void parse_deepseek_v2(const ParseContext& c, ModelSpec& model) {
     }
     layer.linears.push_back(make_linear(a + "o_proj", Component::kAttention, Parallelism::kRow, {H}, n * v_dim,
                                    c.format_for({a + "o_proj"})));
+    if (index_heads > 0) {
+      // Indexer (replicated): wq_b in the checkpoint's format; wk (dequantized to bf16 at load) fused
+      // with weights_proj; k_norm weight and bias in fp32. Its key cache is its own KV layer of
+      // index_head_dim uint8 values + one fp32 scale per 128 (132 B/token), whatever --kv-cache-dtype says.
+      const std::string x = a + "indexer.";
+      layer.linears.push_back(make_linear(x + "wq_b", Component::kAttention, Parallelism::kReplicated,
+                                          {index_heads * index_dim}, q_lora.value_or(H), c.format_for({x + "wq_b"})));
+      layer.linears.push_back(make_linear(x + "wk_weights_proj", Component::kAttention, Parallelism::kReplicated,
+                                          {index_dim, index_heads}, H, plain));
+      layer.replicated.push_back(tensor(x + "k_norm", Component::kAttention, 2 * index_dim, Dtype::kFloat32));
+      AttentionSpec indexer_cache;
+      indexer_cache.kind = AttentionKind::kMla;
+      indexer_cache.num_attention_heads = n;
+      indexer_cache.num_key_value_heads = 1;
+      indexer_cache.head_dim = index_dim;
+      indexer_cache.fixed_token_bytes = index_dim + index_dim / 128 * 4;
+      layer.extra_kv.push_back(indexer_cache);
+    }
     layer.replicated.push_back(tensor(p + "input_layernorm", Component::kNorms, H, dt));
     layer.replicated.push_back(tensor(p + "post_attention_layernorm", Component::kNorms, H, dt));
 

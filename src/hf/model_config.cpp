@@ -19,7 +19,8 @@ enum class Family { kDeepseekV2, kLlama, kGptOss };
 // Families by the language model's `model_type` (vLLM picks by `architectures`; the text model's
 // type is what decides the layer layout for the wrappers we support).
 std::optional<Family> family_of(const std::string& model_type) {
-  if (model_type == "deepseek_v2" || model_type == "deepseek_v3" || model_type == "kimi_k2") {
+  if (model_type == "deepseek_v2" || model_type == "deepseek_v3" || model_type == "kimi_k2" ||
+      model_type == "deepseek_v32" || model_type == "glm_moe_dsa") {
     return Family::kDeepseekV2;
   }
   if (is_llama_like(model_type)) return Family::kLlama;
@@ -71,7 +72,7 @@ std::string closest_family_hint(const std::string& model_type) {
   for (const auto& hint : kHints) {
     if (model_type.rfind(hint.prefix, 0) == 0) return hint.text;
   }
-  return "supported model types: deepseek_v2, deepseek_v3, kimi_k2, llama, mistral, qwen2, qwen3, qwen2_moe, "
+  return "supported model types: deepseek_v2, deepseek_v3, deepseek_v32, glm_moe_dsa, kimi_k2, llama, mistral, qwen2, qwen3, qwen2_moe, "
          "qwen3_moe, mixtral, phi3, granite, gemma, gemma2, gemma3_text, gpt_oss";
 }
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "gpubudget/error.h"
+#include "gpubudget/fit.h"
 #include "test_support.h"
 
 namespace gpubudget {
@@ -163,6 +164,41 @@ TEST(KvHybrid, GptOssLargestLengthMatchesABruteForceScanOnATightBudget) {
     const Bytes available(budget_blocks * 12 * 16 * 2048 + 5);
     EXPECT_EQ(largest_fitting_length(kv, available, 20000), brute_force(kv, available, 20000)) << budget_blocks;
   }
+}
+
+}  // namespace
+}  // namespace gpubudget
+
+namespace gpubudget {
+namespace {
+
+FitResult v32(const std::string& gpu, const std::string& kv_dtype) {
+  Deployment d;
+  d.tensor_parallel_size = 8;
+  d.kv_cache_dtype = kv_dtype;
+  return fit(test::bundled("deepseek-ai/DeepSeek-V3.2"), load_gpu_preset(gpu, test::configs()), d,
+             load_vllm_profile("", test::configs()));
+}
+
+TEST(KvSparseMla, DeepSeekV32MainCachePlusIndexerPerLayer) {
+  // Per decoder layer: the MLA latent (512 + 64 values) and the indexer's keys (128 uint8 values
+  // + 128/128 fp32 scales = 132 B, whatever the KV dtype); 61 layers.
+  const FitResult bf16 = v32("h200", "auto");
+  EXPECT_EQ(bf16.binding_worker().kv.bytes_per_token(), 61 * (576 * 2 + 132));
+  EXPECT_EQ(bf16.attention_backend, "FLASHMLA_SPARSE");
+  EXPECT_EQ(bf16.block_size, 64);
+  EXPECT_EQ(bf16.binding_worker().kv.grouping, KvGrouping::kUniformType);
+  // FLASHMLA_SPARSE stores an fp8 request as fp8_ds_mla: 512 fp8 + 4 fp32 scales + 64 bf16 = 656 B.
+  const FitResult ds_mla = v32("h200", "fp8");
+  EXPECT_EQ(ds_mla.kv_cache_dtype.name, "fp8_ds_mla");
+  EXPECT_EQ(ds_mla.binding_worker().kv.bytes_per_token(), 61 * (656 + 132));
+  // On Blackwell an fp8 cache goes to FLASHINFER_MLA_SPARSE (block 32), plain fp8: 576 B.
+  const FitResult blackwell = v32("b200", "fp8");
+  EXPECT_EQ(blackwell.attention_backend, "FLASHINFER_MLA_SPARSE");
+  EXPECT_EQ(blackwell.binding_worker().kv.bytes_per_token(), 61 * (576 + 132));
+  // One request of M tokens: every KV layer cdiv(M, 64) blocks of its own page.
+  const auto& kv = bf16.binding_worker().kv;
+  EXPECT_EQ(kv.needed(163840).count(), 61LL * 2560 * 64 * (1152 + 132));
 }
 
 }  // namespace
