@@ -150,6 +150,80 @@ WeightsBreakdown weights_per_gpu(const ModelSpec& model, const ParallelLayout& l
   return out;
 }
 
+namespace {
+
+// One matrix [n, k] as a checkpoint stores it.
+std::int64_t checkpoint_matrix_bytes(const QuantFormat& f, std::int64_t n, std::int64_t k) {
+  switch (f.kind) {
+    case QuantKind::kUnquantized: return n * k * element_bytes(f.dtype);
+    case QuantKind::kFp8Block: return n * k + 4 * cdiv(n, f.block_n) * cdiv(k, f.block_k);
+    // packed weight, fp8 scales [n, k/16], fp32 weight_scale_2 and input_scale.
+    case QuantKind::kNvfp4: return n * k / 2 + n * (k / f.group_size) + 8;
+    // packed weight, 16-bit scales, int32 [2] weight_shape (+ zero points).
+    case QuantKind::kIntPacked: {
+      const std::int64_t groups = f.group_size > 0 ? cdiv(k, f.group_size) : 1;
+      std::int64_t bytes = n * k * f.bits / 8 + n * groups * element_bytes(f.dtype) + 8;
+      if (!f.symmetric) bytes += cdiv(n, 32 / f.bits) * groups * 4;
+      return bytes;
+    }
+    // e2m1 blocks [n, k/32, 16] and e8m0 scales [n, k/32].
+    case QuantKind::kMxfp4: return n * k / 2 + n * cdiv(k, 32);
+  }
+  return 0;
+}
+
+std::int64_t checkpoint_linear_bytes(const LinearModule& m) {
+  std::int64_t bytes = 0;
+  for (std::size_t i = 0; i < m.output_sizes.size(); ++i) {
+    const QuantFormat& f = i < m.checkpoint_formats.size() ? m.checkpoint_formats[i] : m.format;
+    bytes += checkpoint_matrix_bytes(f, m.output_sizes[i], m.input_size);
+    if (m.has_bias) {
+      bytes += m.output_sizes[i] * element_bytes(f.kind == QuantKind::kUnquantized ? f.dtype : Dtype::kBFloat16);
+    }
+  }
+  return bytes;
+}
+
+std::int64_t checkpoint_experts_bytes(const ExpertsModule& e) {
+  const std::int64_t I = e.intermediate_size;
+  const std::int64_t H = e.hidden_size;
+  if (e.format.kind == QuantKind::kMxfp4) {
+    // gpt-oss stores gate_up fused with bf16 biases.
+    return e.num_experts * (checkpoint_matrix_bytes(e.format, 2 * I, H) + 2 * I * 2 +
+                            checkpoint_matrix_bytes(e.format, H, I) + H * 2);
+  }
+  // gate [I, H], up [I, H], down [H, I] per expert.
+  return e.num_experts * (2 * checkpoint_matrix_bytes(e.format, I, H) + checkpoint_matrix_bytes(e.format, H, I));
+}
+
+std::int64_t checkpoint_layer_bytes(const LayerSpec& layer) {
+  std::int64_t bytes = 0;
+  for (const auto& m : layer.linears) {
+    if (m.component != Component::kExtraCopies) bytes += checkpoint_linear_bytes(m);
+  }
+  for (const auto& e : layer.experts) bytes += checkpoint_experts_bytes(e);
+  for (const auto& t : layer.replicated) bytes += t.elements * element_bytes(t.dtype);
+  return bytes;
+}
+
+}  // namespace
+
+Bytes checkpoint_bytes(const ModelSpec& model) {
+  const std::int64_t table = model.vocab_size * model.hidden_size;
+  std::int64_t bytes = table * element_bytes(model.dtype);
+  if (!model.tie_word_embeddings) bytes += table * element_bytes(model.lm_head_format.dtype);
+  for (const auto& t : model.final_norms) bytes += t.elements * element_bytes(t.dtype);
+  for (const auto& layer : model.layers) bytes += checkpoint_layer_bytes(layer);
+  for (const auto& layer : model.mtp_layers) bytes += checkpoint_layer_bytes(layer);
+  for (const auto& m : model.mtp_linears) bytes += checkpoint_linear_bytes(m);
+  for (const auto& t : model.mtp_tensors) bytes += t.elements * element_bytes(t.dtype);
+  if (model.vision) {
+    for (const auto& m : model.vision->linears) bytes += checkpoint_linear_bytes(m);
+    for (const auto& t : model.vision->replicated) bytes += t.elements * element_bytes(t.dtype);
+  }
+  return Bytes(bytes);
+}
+
 std::string_view component_name(Component c) {
   switch (c) {
     case Component::kEmbedding: return "embedding";

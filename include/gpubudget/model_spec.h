@@ -49,7 +49,10 @@ struct LinearModule {
   std::vector<std::int64_t> output_sizes;   // fused shards' output features (whole model)
   std::int64_t input_size = 0;              // input features (whole model)
   bool has_bias = false;
-  QuantFormat format;
+  QuantFormat format;                       // as vLLM holds it
+  // How the checkpoint stores each output shard, when it differs from `format` (DeepSeek-V3.2's
+  // indexer wk is fp8 on disk and dequantized to bf16 by vLLM). Empty: `format` for every shard.
+  std::vector<QuantFormat> checkpoint_formats;
   // kQkv only: heads and head size; output_sizes are then q, k, v = heads * head_dim.
   std::int64_t num_heads = 0;
   std::int64_t num_kv_heads = 0;
@@ -122,6 +125,11 @@ struct ModelSpec {
   QuantFormat lm_head_format;
   std::vector<LayerSpec> layers;  // decoder layers only; MTP / next-n layers are not loaded by vLLM
   std::int64_t skipped_mtp_layers = 0;
+  // The checkpoint's MTP / next-n layers and their extra tensors (embedding and head copies, eh_proj,
+  // norms): counted in checkpoint_bytes, never in what vLLM holds without speculative decoding.
+  std::vector<LayerSpec> mtp_layers;
+  std::vector<LinearModule> mtp_linears;
+  std::vector<ReplicatedTensor> mtp_tensors;
   std::optional<VisionTower> vision;
   std::vector<ReplicatedTensor> final_norms;  // on the last pipeline stage
   std::vector<ReplicatedTensor> buffers;      // on every stage (one shared rotary cache per RoPE setting)

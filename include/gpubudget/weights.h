@@ -28,6 +28,12 @@ Bytes linear_bytes(const LinearModule& module, const ParallelLayout& layout);
 // Bytes of one FusedMoE block's local experts on a worker of `layout`.
 Bytes experts_bytes(const ExpertsModule& module, const ParallelLayout& layout);
 
+// Every tensor the checkpoint stores, all ranks together (TP=1): decoder layers, MTP / next-n layers
+// with their extras, embeddings, an untied head, vision; in the checkpoint's own layout (one tensor
+// per unfused shard, unpadded scales); without vLLM's runtime buffers and extra copies.
+// Safetensors header bytes are not included.
+Bytes checkpoint_bytes(const ModelSpec& model);
+
 // Everything the worker holds. Does not throw (the layout was validated by make_parallel_layout).
 WeightsBreakdown weights_per_gpu(const ModelSpec& model, const ParallelLayout& layout);
 

@@ -43,7 +43,9 @@ void parse_deepseek_v2(const ParseContext& c, ModelSpec& model) {
 
   const Dtype dt = c.dtype;
   const QuantFormat plain = c.unquantized();
-  for (std::int64_t i = 0; i < L; ++i) {
+  // Layers [L, L + MTP) are the checkpoint's next-n predictors: built alike, kept apart.
+  const std::int64_t mtp = model.skipped_mtp_layers;
+  for (std::int64_t i = 0; i < L + mtp; ++i) {
     LayerSpec layer;
     layer.index = i;
     layer.attention.kind = AttentionKind::kMla;
@@ -87,8 +89,10 @@ void parse_deepseek_v2(const ParseContext& c, ModelSpec& model) {
       const std::string x = a + "indexer.";
       layer.linears.push_back(make_linear(x + "wq_b", Component::kAttention, Parallelism::kReplicated,
                                           {index_heads * index_dim}, q_lora.value_or(H), c.format_for({x + "wq_b"})));
-      layer.linears.push_back(make_linear(x + "wk_weights_proj", Component::kAttention, Parallelism::kReplicated,
-                                          {index_dim, index_heads}, H, plain));
+      LinearModule wk = make_linear(x + "wk_weights_proj", Component::kAttention, Parallelism::kReplicated,
+                                    {index_dim, index_heads}, H, plain);
+      wk.checkpoint_formats = {c.format_for({x + "wk"}), plain};
+      layer.linears.push_back(wk);
       layer.replicated.push_back(tensor(x + "k_norm", Component::kAttention, 2 * index_dim, Dtype::kFloat32));
       AttentionSpec indexer_cache;
       indexer_cache.kind = AttentionKind::kMla;
@@ -131,9 +135,22 @@ void parse_deepseek_v2(const ParseContext& c, ModelSpec& model) {
       layer.linears.push_back(make_linear(m + "down_proj", Component::kDenseMlp, Parallelism::kRow, {H}, dense_I,
                                      c.format_for({m + "down_proj"})));
     }
-    model.layers.push_back(std::move(layer));
+    (i < L ? model.layers : model.mtp_layers).push_back(std::move(layer));
   }
   model.final_norms.push_back(tensor("model.norm", Component::kNorms, H, dt));
+  const auto V = c.root.has("vocab_size") ? c.root.integer("vocab_size", 1, kMaxVocab) : t.integer("vocab_size", 1, kMaxVocab);
+  for (std::int64_t i = L; i < L + mtp; ++i) {
+    // DeepSeekMultiTokenPredictorLayer: enorm, hnorm, eh_proj [H, 2H] (bf16), and a shared_head with
+    // its own norm, plus copies of the embedding and the head.
+    const std::string p = fmt::format("model.layers.{}.", i);
+    model.mtp_tensors.push_back(tensor(p + "enorm", Component::kNorms, H, dt));
+    model.mtp_tensors.push_back(tensor(p + "hnorm", Component::kNorms, H, dt));
+    model.mtp_tensors.push_back(tensor(p + "shared_head.norm", Component::kNorms, H, dt));
+    model.mtp_tensors.push_back(tensor(p + "embed_tokens", Component::kEmbedding, V * H, dt));
+    model.mtp_tensors.push_back(tensor(p + "shared_head.head", Component::kLmHead, V * H, dt));
+    model.mtp_linears.push_back(make_linear(p + "eh_proj", Component::kAttention, Parallelism::kReplicated, {H}, 2 * H,
+                                            plain));
+  }
   // DeepseekScalingRotaryEmbedding keeps its cache in fp32.
   add_rotary_caches(t, model, rope, Dtype::kFloat32, 0);
 }

@@ -1,0 +1,53 @@
+// gpubudget's checkpoint bytes (all ranks, TP=1, MTP and vision included) against the checkpoint sizes
+// recorded in each bundled model's source.json.
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "gpubudget/error.h"
+#include "gpubudget/weights.h"
+#include "test_support.h"
+
+namespace gpubudget {
+namespace {
+
+TEST(CheckpointBytes, EverySupportedModelWithAKnownSizeWithinHalfAPercent) {
+  int compared = 0;
+  for (const auto& dir : std::filesystem::directory_iterator(test::configs().root / "models")) {
+    std::ifstream in(dir.path() / "source.json");
+    const auto source = nlohmann::json::parse(in);
+    if (!source.contains("total_size_bytes") || source["total_size_bytes"].is_null()) continue;
+    std::string id = dir.path().filename().string();
+    id.replace(id.find("__"), 2, "/");
+    ModelSpec model;
+    try {
+      model = test::bundled(id);
+    } catch (const InputError&) {
+      continue;  // unsupported architectures are listed in docs/models.md
+    }
+    ++compared;
+    const auto total = source["total_size_bytes"].get<std::int64_t>();
+    const auto computed = checkpoint_bytes(model).count();
+    EXPECT_NEAR(static_cast<double>(computed), static_cast<double>(total), 0.005 * static_cast<double>(total))
+        << id << " (" << source.value("total_size_kind", "") << ")";
+  }
+  EXPECT_GE(compared, 20);
+}
+
+TEST(CheckpointBytes, ExactWhereTheSourceSumsTheTensors) {
+  // total_size_kind "sum_of_tensor_bytes": the computed figure must be the same to the byte.
+  EXPECT_EQ(checkpoint_bytes(test::bundled("moonshotai/Kimi-K2.5")).count(), 595'148'192'736LL);
+  EXPECT_EQ(checkpoint_bytes(test::bundled("openai/gpt-oss-20b")).count(), 13'761'264'768LL);
+  EXPECT_EQ(checkpoint_bytes(test::bundled("deepseek-ai/DeepSeek-V2-Lite-Chat")).count(), 31'412'968'448LL);
+  EXPECT_EQ(checkpoint_bytes(test::bundled("Qwen/Qwen3-32B")).count(), 65'524'246'528LL);
+  // DeepSeek-V3 includes its MTP layer 61 with its own embedding, head and eh_proj: without them the
+  // total would be 14.4 GiB short of the 688.59 GB of weight files.
+  const ModelSpec v3 = test::bundled("deepseek-ai/DeepSeek-V3");
+  ASSERT_EQ(v3.mtp_layers.size(), 1u);
+  EXPECT_NEAR(static_cast<double>(checkpoint_bytes(v3).count()), 688'586'727'753.0, 688'586'727'753.0 * 0.0001);
+}
+
+}  // namespace
+}  // namespace gpubudget
