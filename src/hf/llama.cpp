@@ -19,7 +19,9 @@ struct Traits {
   bool qk_norm;              // per-head q_norm / k_norm weights (Qwen3, Gemma 3)
   int norms_per_layer;       // 2, or 4 with pre/post feed-forward norms (Gemma 2/3)
   bool tie_default;          // tie_word_embeddings when the config does not say
-  const char* moe;           // "" dense, "qwen" (decoder_sparse_step, mlp_only_layers), "mixtral" (all layers)
+  const char* moe;           // "" dense, "qwen" (decoder_sparse_step, mlp_only_layers), "mixtral" (all layers),
+                             // "minimax" (all layers, fp32 router with a score-correction bias)
+  bool qk_norm_over_all_heads = false;  // MiniMax-M2: one norm over all heads, split over TP
 };
 
 constexpr Traits kTraits[] = {
@@ -29,6 +31,7 @@ constexpr Traits kTraits[] = {
     {"gemma", false, false, 2, true, ""},        {"gemma2", false, false, 4, true, ""},
     {"gemma3_text", false, true, 4, true, ""},   {"qwen2_moe", true, false, 2, false, "qwen"},
     {"qwen3_moe", false, true, 2, false, "qwen"}, {"mixtral", false, false, 2, false, "mixtral"},
+    {"minimax_m2", false, false, 2, false, "minimax", true},
 };
 
 // Which layers keep only a sliding window, as the family's vLLM model decides it.
@@ -116,9 +119,16 @@ void parse_llama(const ParseContext& c, ModelSpec& model) {
     sparse_step = t.optional_integer("decoder_sparse_step", 1, kMaxLayers).value_or(1);
     dense_only = t.integer_list("mlp_only_layers", 0, kMaxLayers);
     shared_I = t.optional_integer("shared_expert_intermediate_size", 0, kMaxIntermediate).value_or(0);
-  } else if (moe == "mixtral") {
+  } else if (moe == "mixtral" || moe == "minimax") {
     experts = t.integer("num_local_experts", 1, kMaxExperts);
     moe_I = I;
+    if (moe == "minimax") {
+      shared_I = t.optional_integer("shared_intermediate_size", 0, kMaxIntermediate).value_or(0);
+      if (shared_I > 0) t.fail("shared_intermediate_size", "0 (MiniMax shared experts are not modelled yet)");
+      for (const auto type : t.integer_list("attn_type_list", 0, 1)) {
+        if (type != 1) t.fail("attn_type_list", "1 for every layer (lightning attention layers are not modelled)");
+      }
+    }
   }
   if (experts > 0) model.num_experts_per_token = t.integer("num_experts_per_tok", 1, kMaxExperts);
 
@@ -148,16 +158,29 @@ void parse_llama(const ParseContext& c, ModelSpec& model) {
       layer.replicated.push_back({a + "q_norm", Component::kAttention, d, dt});
       layer.replicated.push_back({a + "k_norm", Component::kAttention, d, dt});
     }
+    if (tr.qk_norm_over_all_heads) {
+      // One weight per channel of all query / key heads, split over TP like the heads.
+      layer.linears.push_back(make_linear(a + "q_norm", Component::kAttention, Parallelism::kColumn, {n * d}, 1,
+                                          c.unquantized()));
+      layer.linears.push_back(make_linear(a + "k_norm", Component::kAttention, Parallelism::kColumn, {kv * d}, 1,
+                                          c.unquantized()));
+    }
 
     const std::string m = p + "mlp.";
     layer.is_moe = experts > 0 && (i + 1) % sparse_step == 0 &&
                    std::find(dense_only.begin(), dense_only.end(), i) == dense_only.end();
     if (layer.is_moe) {
-      const std::string gate_name = moe == "mixtral" ? p + "block_sparse_moe.gate" : m + "gate";
-      layer.linears.push_back(
-          make_linear(gate_name, Component::kRouter, Parallelism::kReplicated, {experts}, H, c.unquantized()));
+      const bool block_sparse = moe == "mixtral" || moe == "minimax";
+      const std::string gate_name = block_sparse ? p + "block_sparse_moe.gate" : m + "gate";
+      QuantFormat router = c.unquantized();
+      if (moe == "minimax") router.dtype = Dtype::kFloat32;  // MiniMax-M2 keeps its router in fp32
+      layer.linears.push_back(make_linear(gate_name, Component::kRouter, Parallelism::kReplicated, {experts}, H, router));
+      if (moe == "minimax") {
+        layer.replicated.push_back({p + "block_sparse_moe.e_score_correction_bias", Component::kRouter, experts,
+                                    Dtype::kFloat32});
+      }
       ExpertsModule e;
-      e.name = moe == "mixtral" ? p + "block_sparse_moe.experts" : m + "experts";
+      e.name = block_sparse ? p + "block_sparse_moe.experts" : m + "experts";
       e.num_experts = experts;
       e.intermediate_size = moe_I;
       e.hidden_size = H;
@@ -185,7 +208,9 @@ void parse_llama(const ParseContext& c, ModelSpec& model) {
   }
   model.final_norms.push_back({"model.norm", Component::kNorms, H, dt});
   const double partial = t.optional_number("partial_rotary_factor", 0.0, 1.0).value_or(1.0);
-  add_rotary_caches(t, model, static_cast<std::int64_t>(static_cast<double>(d) * partial), dt, gemma3 ? 131072 : 0);
+  const auto rotary_dim = t.optional_integer("rotary_dim", 1, kMaxHidden)
+                              .value_or(static_cast<std::int64_t>(static_cast<double>(d) * partial));
+  add_rotary_caches(t, model, rotary_dim, dt, gemma3 ? 131072 : 0);
 }
 
 }  // namespace gpubudget::detail

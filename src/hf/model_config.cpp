@@ -63,7 +63,6 @@ std::string closest_family_hint(const std::string& model_type) {
       {"qwen3_5", "hybrid Gated-DeltaNet + attention is not modelled yet; closest supported family: qwen3 / qwen3_moe"},
       {"kimi_linear", "hybrid KDA linear attention + MLA is not modelled yet; closest supported family: deepseek_v3"},
       {"nemotron_h", "hybrid Mamba2 + attention is not modelled yet; closest supported family: llama"},
-      {"minimax", "MiniMax MoE is not modelled yet; closest supported family: qwen3_moe"},
       {"gemma4", "Gemma 4 is not modelled yet; closest supported family: gemma3_text"},
       {"llama4", "Llama 4 (chunked local attention, interleaved MoE) is not modelled yet; closest supported family: "
                  "llama / mixtral"},
@@ -73,7 +72,7 @@ std::string closest_family_hint(const std::string& model_type) {
     if (model_type.rfind(hint.prefix, 0) == 0) return hint.text;
   }
   return "supported model types: deepseek_v2, deepseek_v3, deepseek_v32, glm_moe_dsa, kimi_k2, llama, mistral, qwen2, qwen3, qwen2_moe, "
-         "qwen3_moe, mixtral, phi3, granite, gemma, gemma2, gemma3_text, gpt_oss";
+         "qwen3_moe, mixtral, minimax_m2, phi3, granite, gemma, gemma2, gemma3_text, gpt_oss";
 }
 
 }  // namespace detail

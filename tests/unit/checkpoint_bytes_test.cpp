@@ -42,6 +42,7 @@ TEST(CheckpointBytes, ExactWhereTheSourceSumsTheTensors) {
   EXPECT_EQ(checkpoint_bytes(test::bundled("openai/gpt-oss-20b")).count(), 13'761'264'768LL);
   EXPECT_EQ(checkpoint_bytes(test::bundled("deepseek-ai/DeepSeek-V2-Lite-Chat")).count(), 31'412'968'448LL);
   EXPECT_EQ(checkpoint_bytes(test::bundled("Qwen/Qwen3-32B")).count(), 65'524'246'528LL);
+  EXPECT_EQ(checkpoint_bytes(test::bundled("MiniMaxAI/MiniMax-M2.7")).count(), 230'121'630'720LL);
   // DeepSeek-V3 includes its MTP layer 61 with its own embedding, head and eh_proj: without them the
   // total would be 14.4 GiB short of the 688.59 GB of weight files.
   const ModelSpec v3 = test::bundled("deepseek-ai/DeepSeek-V3");

@@ -35,6 +35,7 @@ INSTANTIATE_TEST_SUITE_P(
         Golden{"Qwen/Qwen3-30B-A3B", 1, 48 * 2 * 4 * 128 * 2, "Qwen3-MoE: 48 x K,V x 4 x head_dim 128 x 2 B"},
         Golden{"Qwen/Qwen1.5-MoE-A2.7B-Chat", 1, 24 * 2 * 16 * 128 * 2, "Qwen2-MoE: 24 x K,V x 16 x 2048/16 x 2 B"},
         Golden{"mistralai/Mixtral-8x7B-v0.1", 2, 32 * 2 * 4 * 128 * 2, "Mixtral: 32 x K,V x (8 / TP2) x 128 x 2 B"},
+        Golden{"MiniMaxAI/MiniMax-M2.7", 1, 62 * 2 * 8 * 128 * 2, "MiniMax-M2: 62 x K,V x 8 x 128 x 2 B"},
         Golden{"microsoft/phi-4", 1, 40 * 2 * 10 * 128 * 2, "Phi-4: 40 x K,V x 10 x 5120/40 x 2 B"},
         Golden{"mistralai/Mistral-Small-3.1-24B-Instruct-2503", 1, 40 * 2 * 8 * 128 * 2,
                "Mistral 3 (nested text_config): 40 x K,V x 8 x 128 x 2 B"},
