@@ -8,6 +8,7 @@
 #include "fit_command.h"
 #include "gpubudget/error.h"
 #include "gpubudget/load.h"
+#include "gpubudget/weights.h"
 #include "gpubudget/version.h"
 
 namespace gpubudget::cli {
@@ -67,7 +68,7 @@ int run_gpus(const ConfigDir& configs, bool json, std::ostream& out) {
   return 0;
 }
 
-int run_models(const ConfigDir& configs, std::ostream& out) {
+int run_models(const ConfigDir& configs, bool status, std::ostream& out) {
   std::vector<std::string> ids;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(configs.root / "models", ec)) {
@@ -77,7 +78,25 @@ int run_models(const ConfigDir& configs, std::ostream& out) {
     ids.push_back(name);
   }
   std::sort(ids.begin(), ids.end());
-  for (const auto& id : ids) out << id << "\n";
+  if (!status) {
+    for (const auto& id : ids) out << id << "\n";
+    return 0;
+  }
+  // A Markdown table: does each bundled model load, and if not, exactly why.
+  out << "| model | status | architecture | attention | checkpoint GiB |\n|---|---|---|---|---|\n";
+  for (const auto& id : ids) {
+    try {
+      const ModelSpec m = load_model(id, configs);
+      out << fmt::format("| {} | loads | {} ({}) | {} | {:.2f} |\n", id, m.architecture, m.model_type,
+                         attention_mix(m), to_gib(checkpoint_bytes(m)));
+    } catch (const InputError& e) {
+      std::string why = e.what();
+      const auto root = configs.root.string();
+      for (auto at = why.find(root); at != std::string::npos; at = why.find(root)) why.replace(at, root.size(), "configs");
+      std::replace(why.begin(), why.end(), '|', '/');
+      out << fmt::format("| {} | exit 3 | {} | | |\n", id, why);
+    }
+  }
   return 0;
 }
 
@@ -97,6 +116,8 @@ int run_cli(std::vector<std::string> args, std::ostream& out, std::ostream& err,
   CLI::App* gpus = app.add_subcommand("gpus", "list GPU presets");
   gpus->add_flag("--json", gpus_json, "JSON array");
   CLI::App* models = app.add_subcommand("models", "list bundled models");
+  bool models_status = false;
+  models->add_flag("--status", models_status, "load each one and report whether it is supported (Markdown)");
   CLI::App* version = app.add_subcommand("version", "print the version");
 
   try {
@@ -125,7 +146,7 @@ int run_cli(std::vector<std::string> args, std::ostream& out, std::ostream& err,
     const ConfigDir configs = find_config_dir(config_dir, executable);
     if (fit->parsed()) return run_fit(fit_options, configs, out, err);
     if (gpus->parsed()) return run_gpus(configs, gpus_json, out);
-    if (models->parsed()) return run_models(configs, out);
+    if (models->parsed()) return run_models(configs, models_status, out);
   } catch (const UsageError& e) {
     err << "gpubudget: " << e.what() << "\n";
     return static_cast<int>(ExitCode::kUsage);

@@ -168,7 +168,10 @@ ModelSpec load_model(const std::string& model_arg, const ConfigDir& configs) {
   if (fs::is_directory(given, ec)) {
     config_path = given / "config.json";
     if (!fs::exists(config_path, ec)) {
-      throw InputError(fmt::format("{}: directory has no config.json", model_arg));
+      throw InputError(fmt::format("{}: directory has no config.json{}", model_arg,
+                                   fs::exists(given / "config.partial.json", ec)
+                                       ? " (only config.partial.json, an incomplete excerpt of the real config)"
+                                       : ""));
     }
   } else if (fs::exists(given, ec)) {
     config_path = given;
@@ -178,7 +181,13 @@ ModelSpec load_model(const std::string& model_arg, const ConfigDir& configs) {
     if (slash != std::string::npos && model_arg.find('/', slash + 1) == std::string::npos && slash > 0) {
       const fs::path bundled =
           configs.root / "models" / (model_arg.substr(0, slash) + "__" + model_arg.substr(slash + 1));
-      if (fs::exists(bundled / "config.json", ec)) config_path = bundled / "config.json";
+      if (fs::exists(bundled / "config.json", ec)) {
+        config_path = bundled / "config.json";
+      } else if (fs::exists(bundled / "config.partial.json", ec)) {
+        throw InputError(fmt::format("{}: only a partial config is bundled ({}): an incomplete excerpt of the real "
+                                     "config.json, not enough to size the model",
+                                     model_arg, (bundled / "config.partial.json").string()));
+      }
     }
     if (config_path.empty()) {
       throw InputError(fmt::format("{}: no such file or directory, and not a bundled model id (see `gpubudget "
