@@ -191,7 +191,12 @@ FitResult fit(const ModelSpec& checkpoint, const GpuSpec& gpu, const Deployment&
       w.kv_cache = requested - w.weights.total - w.overheads.activation_peak - w.overheads.non_torch;
       if (w.overheads.cudagraph_charged) w.kv_cache -= w.overheads.cudagraph;
     }
-    w.kv = make_kv_cache_layout(model, layout, r.kv_cache_dtype, r.block_size, r.scheduler.max_num_batched_tokens);
+    const std::string mamba_mode = d.mamba_cache_mode.value_or(profile.mamba_cache_mode);
+    if (mamba_mode != "none" && mamba_mode != "align") {
+      throw InputError(fmt::format("--mamba-cache-mode: expected none or align, got \"{}\"", mamba_mode));
+    }
+    w.kv = make_kv_cache_layout(model, layout, r.kv_cache_dtype, r.block_size, r.scheduler.max_num_batched_tokens,
+                                mamba_mode);
     w.num_blocks = w.kv.num_blocks(w.kv_cache);
     w.needed = w.kv.needed(r.judged_max_model_len);
     w.max_model_len = largest_fitting_length(w.kv, w.kv_cache, r.judged_max_model_len);
@@ -211,6 +216,8 @@ FitResult fit(const ModelSpec& checkpoint, const GpuSpec& gpu, const Deployment&
     }
   }
   const WorkerBudget& bw = r.binding_worker();
+  // Hybrid models raise the attention block size to hold a recurrent state per page.
+  if (bw.kv.attention_block_size() > 0) r.block_size = bw.kv.attention_block_size();
   r.needed = bw.needed;
   r.max_model_len = bw.max_model_len;
   r.fits = true;

@@ -56,6 +56,8 @@ std::int64_t KvLayer::max_memory_usage(std::int64_t m, std::int64_t t, std::int6
       return (cdiv(std::min(window - 1 + t, m), block_size) + 1) * page_bytes();
     case AttentionKind::kChunkedLocal:
       return cdiv(std::min(window + t, m), block_size) * page_bytes();
+    case AttentionKind::kMamba:
+      return state_blocks * page_bytes();
   }
   return 0;
 }
@@ -104,9 +106,10 @@ void group_layers(KvCacheLayout& kv) {
     l.block_size *= page / l.page_bytes();
   }
   kv.page_bytes = page;
-  std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t>, std::pair<KvLayer, std::int64_t>> buckets;
+  std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t, std::int64_t>, std::pair<KvLayer, std::int64_t>>
+      buckets;
   for (const auto& l : kv.layers) {
-    auto& entry = buckets[{static_cast<int>(l.kind), l.token_bytes, l.block_size, l.window}];
+    auto& entry = buckets[{static_cast<int>(l.kind), l.token_bytes, l.block_size, l.window, l.state_bytes}];
     entry.first = l;
     entry.second += 1;
   }
@@ -131,7 +134,8 @@ void group_layers(KvCacheLayout& kv) {
 }  // namespace
 
 KvCacheLayout make_kv_cache_layout(const ModelSpec& model, const ParallelLayout& layout, const KvCacheDtype& dtype,
-                                   std::int64_t block_size, std::int64_t max_num_batched_tokens) {
+                                   std::int64_t block_size, std::int64_t max_num_batched_tokens,
+                                   const std::string& mamba_cache_mode) {
   KvCacheLayout kv;
   kv.dcp = layout.dcp;
   kv.max_num_batched_tokens = max_num_batched_tokens;
@@ -143,10 +147,42 @@ KvCacheLayout make_kv_cache_layout(const ModelSpec& model, const ParallelLayout&
     l.window = a.window;
     kv.layers.push_back(l);
   };
+  std::int64_t mamba_state = 0;
   for (std::int64_t i = layout.first_layer; i < layout.end_layer; ++i) {
     const LayerSpec& layer = model.layers[static_cast<std::size_t>(i)];
+    if (layer.attention.kind == AttentionKind::kMamba) {
+      // MambaSpec.page_size_bytes: conv state + temporal state of this rank's channels and heads.
+      const MambaState& st = layer.attention.state;
+      KvLayer l;
+      l.kind = AttentionKind::kMamba;
+      l.state_bytes = st.conv_channels / layout.tp * st.conv_width * element_bytes(st.conv_dtype) +
+                      st.ssm_heads / layout.tp * st.ssm_head_elements * element_bytes(st.ssm_dtype);
+      l.state_blocks = mamba_cache_mode == "align" ? 2 : 1;
+      mamba_state = std::max(mamba_state, l.state_bytes);
+      kv.layers.push_back(l);
+      continue;
+    }
     add(layer.attention);
     for (const auto& extra : layer.extra_kv) add(extra);
+  }
+  if (mamba_state > 0) {
+    // _align_hybrid_block_size: the attention block grows (in steps of 16 tokens) until one attention
+    // page holds a state; the states are then padded to exactly one attention page.
+    std::int64_t attention_token_bytes = 0;
+    for (const auto& l : kv.layers) {
+      if (l.kind != AttentionKind::kMamba) attention_token_bytes = std::max(attention_token_bytes, l.token_bytes);
+    }
+    if (attention_token_bytes > 0) {
+      const std::int64_t needed_block = 16 * cdiv(mamba_state, 16 * attention_token_bytes);
+      const std::int64_t raised = std::max(block_size, needed_block);
+      for (auto& l : kv.layers) {
+        if (l.kind == AttentionKind::kMamba) {
+          l.state_bytes = raised * attention_token_bytes;
+        } else {
+          l.block_size = raised;
+        }
+      }
+    }
   }
   group_layers(kv);
   return kv;
@@ -233,8 +269,18 @@ std::int64_t KvCacheLayout::num_groups() const {
 
 std::int64_t KvCacheLayout::min_block_size() const {
   std::int64_t smallest = 0;
-  for (const auto& l : layers) smallest = smallest == 0 ? l.block_size : std::min(smallest, l.block_size);
+  for (const auto& l : layers) {
+    if (l.kind == AttentionKind::kMamba) continue;
+    smallest = smallest == 0 ? l.block_size : std::min(smallest, l.block_size);
+  }
   return smallest == 0 ? 16 : smallest;
+}
+
+std::int64_t KvCacheLayout::attention_block_size() const {
+  for (const auto& l : layers) {
+    if (l.kind != AttentionKind::kMamba) return l.block_size;
+  }
+  return 0;
 }
 
 std::int64_t largest_fitting_length(const KvCacheLayout& kv, Bytes available, std::int64_t upper) {

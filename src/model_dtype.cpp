@@ -28,7 +28,7 @@ ModelSpec with_dtype(const ModelSpec& model, Dtype dtype) {
 }
 
 std::string attention_mix(const ModelSpec& model) {
-  bool mla = false, sliding = false, chunked = false, extra = false;
+  bool mla = false, sliding = false, chunked = false, extra = false, recurrent = false;
   std::int64_t kv = 0, heads = 0;
   for (const auto& layer : model.layers) {
     const auto& a = layer.attention;
@@ -36,7 +36,8 @@ std::string attention_mix(const ModelSpec& model) {
     sliding = sliding || a.kind == AttentionKind::kSlidingWindow;
     chunked = chunked || a.kind == AttentionKind::kChunkedLocal;
     extra = extra || !layer.extra_kv.empty();
-    if (a.kind != AttentionKind::kMla) {
+    recurrent = recurrent || a.kind == AttentionKind::kMamba;
+    if (a.kind != AttentionKind::kMla && a.kind != AttentionKind::kMamba) {
       kv = a.num_key_value_heads;
       heads = a.num_attention_heads;
     }
@@ -45,6 +46,7 @@ std::string attention_mix(const ModelSpec& model) {
   if (sliding) mix += "+sliding";
   if (chunked) mix += "+chunked";
   if (extra) mix += "+indexer";
+  if (recurrent) mix = "hybrid-" + mix + "+linear";
   return mix;
 }
 

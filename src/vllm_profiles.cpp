@@ -35,7 +35,7 @@ VllmProfile parse_profile(const std::filesystem::path& path) {
   const nlohmann::json json = detail::parse_json(detail::read_text_file(path.string()), path.string());
   const detail::JsonReader r(json, path.string());
   r.reject_unknown_keys({"schema_version", "version", "description", "default_gpu_memory_utilization",
-                         "charges_cudagraph_memory", "kv_tokens_from_concurrency", "messages", "batch_defaults",
+                         "charges_cudagraph_memory", "kv_tokens_from_concurrency", "mamba_cache_mode", "messages", "batch_defaults",
                          "attention_backends", "mxfp4_moe_backends", "overheads", "sources"});
   if (r.integer("schema_version", 1, 1) != 1) r.fail("schema_version", "1");
   VllmProfile p;
@@ -45,6 +45,8 @@ VllmProfile parse_profile(const std::filesystem::path& path) {
   p.default_gpu_memory_utilization = r.number("default_gpu_memory_utilization", 0.01, 1.0);
   p.charges_cudagraph_memory = r.boolean("charges_cudagraph_memory", false);
   p.kv_tokens_from_concurrency = r.boolean("kv_tokens_from_concurrency", false);
+  p.mamba_cache_mode = r.optional_string("mamba_cache_mode").value_or("none");
+  if (p.mamba_cache_mode != "none" && p.mamba_cache_mode != "align") r.fail("mamba_cache_mode", "\"none\" or \"align\"");
 
   const detail::JsonReader m = r.object("messages");
   m.reject_unknown_keys({"kv_cache_too_small", "estimate_sentence", "no_kv_memory", "gib_format"});

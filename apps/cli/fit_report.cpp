@@ -29,6 +29,7 @@ const char* kind_name(AttentionKind k) {
     case AttentionKind::kMla: return "MLA";
     case AttentionKind::kSlidingWindow: return "sliding window";
     case AttentionKind::kChunkedLocal: return "chunked local";
+    case AttentionKind::kMamba: return "linear attention / Mamba state";
   }
   return "?";
 }
@@ -42,7 +43,8 @@ std::vector<std::string> kv_group_lines(const KvCacheLayout& kv, std::int64_t ma
   std::vector<Line> lines;
   for (const auto& l : kv.layers) {
     auto it = std::find_if(lines.begin(), lines.end(), [&](const Line& x) {
-      return x.spec.kind == l.kind && x.spec.token_bytes == l.token_bytes && x.spec.window == l.window;
+      return x.spec.kind == l.kind && x.spec.token_bytes == l.token_bytes && x.spec.window == l.window &&
+             x.spec.state_bytes == l.state_bytes;
     });
     if (it == lines.end()) {
       lines.push_back({l, 1});
@@ -54,6 +56,12 @@ std::vector<std::string> kv_group_lines(const KvCacheLayout& kv, std::int64_t ma
   for (const auto& line : lines) {
     const std::int64_t need =
         line.layers * line.spec.max_memory_usage(max_model_len, kv.max_num_batched_tokens, kv.dcp);
+    if (line.spec.kind == AttentionKind::kMamba) {
+      out.push_back(fmt::format("{:>3} x {}: {} B of state per request and layer (padded to the attention page), "
+                                "{} per request whatever its length",
+                                line.layers, kind_name(line.spec.kind), line.spec.state_bytes, gib2(Bytes(need))));
+      continue;
+    }
     out.push_back(fmt::format("{:>3} x {}{}: {} B/token/layer, {} for one {}-token request{}", line.layers,
                               kind_name(line.spec.kind),
                               line.spec.window > 0 ? fmt::format(" (window {})", line.spec.window) : "",

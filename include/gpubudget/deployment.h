@@ -36,6 +36,9 @@ struct Deployment {
   std::optional<std::int64_t> block_size;
   // --enforce-eager: no CUDA graphs, so no graph memory.
   bool enforce_eager = false;
+  // --mamba-cache-mode for hybrid models: "none" (one state per request) or "align" (two, for prefix
+  // caching). Default: the vLLM version's.
+  std::optional<std::string> mamba_cache_mode;
   // --kv-cache-memory-bytes: bypasses the utilization budget entirely.
   std::optional<Bytes> kv_cache_memory;
 };

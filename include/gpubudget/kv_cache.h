@@ -31,15 +31,20 @@ KvCacheDtype resolve_kv_cache_dtype(const ModelSpec& model, const std::string& r
 // One KV layer of a worker (vLLM: one entry of the KV-cache spec dict).
 struct KvLayer {
   AttentionKind kind = AttentionKind::kFull;
-  std::int64_t token_bytes = 0;  // bytes per token per layer on this worker
+  std::int64_t token_bytes = 0;  // bytes per token per layer on this worker (0 for kMamba)
   std::int64_t block_size = 16;  // tokens per block, after hybrid page unification
   std::int64_t window = 0;       // sliding window / chunk size
+  std::int64_t state_bytes = 0;  // kMamba: one request's state, padded to the attention page
+  std::int64_t state_blocks = 1; // kMamba: pages one request holds (1 + spec tokens; 2 in `align` mode)
 
-  [[nodiscard]] std::int64_t page_bytes() const { return block_size * token_bytes; }
+  [[nodiscard]] std::int64_t page_bytes() const {
+    return kind == AttentionKind::kMamba ? state_bytes : block_size * token_bytes;
+  }
   // KVCacheSpec.max_memory_usage_bytes: the worst case of one request of `max_model_len` tokens.
   //   full / MLA:  cdiv(M', B)·page, M' = cdiv(M, dcp)
   //   sliding W:   (cdiv(min(W − 1 + T, M), B) + 1)·page
   //   chunked C:   cdiv(min(C + T, M), B)·page
+  //   mamba:       state_blocks·page (mamba_cache_mode none: 1, align: 2)
   [[nodiscard]] std::int64_t max_memory_usage(std::int64_t max_model_len, std::int64_t max_num_batched_tokens,
                                               std::int64_t dcp) const;
   [[nodiscard]] bool grows_with_length() const {
@@ -84,6 +89,8 @@ struct KvCacheLayout {
   // Number of KV-cache groups and their smallest block size (the pre-0.21 token report).
   [[nodiscard]] std::int64_t num_groups() const;
   [[nodiscard]] std::int64_t min_block_size() const;
+  // The attention block size in effect (raised for hybrid models); 0 without attention layers.
+  [[nodiscard]] std::int64_t attention_block_size() const;
 };
 
 // Per-token bytes of one cache of a layer on a worker: full attention 2·max(1, kv/tp)·d·dsz (K and V),
@@ -93,8 +100,12 @@ std::int64_t layer_kv_bytes_per_token(const AttentionSpec& attention, std::int64
 
 // Builds the worker's KV layers and groups them as vLLM does. Throws InputError when vLLM cannot
 // unify the page sizes (a smaller page that does not divide the largest).
+// `mamba_cache_mode` ("none", "align"): how many state pages one request of a hybrid model holds.
+// With Mamba layers the attention block size is raised so that an attention page holds a state
+// (Platform._align_hybrid_block_size) and the state is padded to the page.
 KvCacheLayout make_kv_cache_layout(const ModelSpec& model, const ParallelLayout& layout, const KvCacheDtype& dtype,
-                                   std::int64_t block_size, std::int64_t max_num_batched_tokens);
+                                   std::int64_t block_size, std::int64_t max_num_batched_tokens,
+                                   const std::string& mamba_cache_mode = "none");
 
 // vLLM's estimate_max_model_len: integer binary search on [1, upper] for the largest M whose need fits
 // `available`; 0 if not even one token fits. Requires needed() non-decreasing in M.

@@ -81,6 +81,19 @@ enum class AttentionKind {
   kMla,            // DeepSeek multi-head latent attention: one latent "head" of kv_lora_rank + qk_rope_head_dim
   kSlidingWindow,  // full-attention geometry, but only the last `window` tokens are kept
   kChunkedLocal,   // full-attention geometry, attention within chunks of `window` tokens (Llama 4)
+  kMamba,          // recurrent state of fixed size per request (Gated DeltaNet, Mamba2): `state`
+};
+
+// The per-request state of a linear-attention / Mamba layer (vLLM MambaSpec), whole model (before TP):
+// a convolution state of `conv_channels` × `conv_width` and a temporal (SSM) state of
+// `ssm_heads` × `ssm_head_elements`; channels and heads are split over TP.
+struct MambaState {
+  std::int64_t conv_channels = 0;
+  std::int64_t conv_width = 0;           // conv kernel − 1
+  std::int64_t ssm_heads = 0;
+  std::int64_t ssm_head_elements = 0;    // e.g. head_k_dim × head_v_dim
+  Dtype conv_dtype = Dtype::kBFloat16;
+  Dtype ssm_dtype = Dtype::kBFloat16;
 };
 
 // What one decoder layer's attention stores in the KV cache.
@@ -94,6 +107,7 @@ struct AttentionSpec {
   // > 0: bytes per token of this cache whatever --kv-cache-dtype says (DeepSeek-V3.2's indexer keys:
   // uint8 values plus fp32 scales, 132 B).
   std::int64_t fixed_token_bytes = 0;
+  MambaState state;                      // kMamba only
 };
 
 struct LayerSpec {

@@ -14,7 +14,7 @@ namespace detail {
 
 namespace {
 
-enum class Family { kDeepseekV2, kLlama, kGptOss };
+enum class Family { kDeepseekV2, kLlama, kGptOss, kQwen3Next };
 
 // Families by the language model's `model_type` (vLLM picks by `architectures`; the text model's
 // type is what decides the layer layout for the wrappers we support).
@@ -25,6 +25,7 @@ std::optional<Family> family_of(const std::string& model_type) {
   }
   if (is_llama_like(model_type)) return Family::kLlama;
   if (model_type == "gpt_oss") return Family::kGptOss;
+  if (model_type == "qwen3_next") return Family::kQwen3Next;
   return std::nullopt;
 }
 
@@ -59,8 +60,8 @@ std::string closest_family_hint(const std::string& model_type) {
   };
   static constexpr Hint kHints[] = {
       {"deepseek_v4", "DeepSeek-V4 compressed sparse attention is not modelled; closest supported family: deepseek_v3"},
-      {"qwen3_next", "hybrid Gated-DeltaNet + attention is not modelled yet; closest supported family: qwen3_moe"},
-      {"qwen3_5", "hybrid Gated-DeltaNet + attention is not modelled yet; closest supported family: qwen3 / qwen3_moe"},
+      {"qwen3_5", "the Qwen3.5 wrapper (Qwen3-VL vision tower, GDN layout) is not modelled yet; closest supported "
+                  "family: qwen3_next"},
       {"kimi_linear", "hybrid KDA linear attention + MLA is not modelled yet; closest supported family: deepseek_v3"},
       {"nemotron_h", "hybrid Mamba2 + attention is not modelled yet; closest supported family: llama"},
       {"gemma4", "Gemma 4 is not modelled yet; closest supported family: gemma3_text"},
@@ -72,7 +73,7 @@ std::string closest_family_hint(const std::string& model_type) {
     if (model_type.rfind(hint.prefix, 0) == 0) return hint.text;
   }
   return "supported model types: deepseek_v2, deepseek_v3, deepseek_v32, glm_moe_dsa, kimi_k2, llama, mistral, qwen2, qwen3, qwen2_moe, "
-         "qwen3_moe, mixtral, minimax_m2, phi3, granite, gemma, gemma2, gemma3_text, gpt_oss";
+         "qwen3_moe, mixtral, minimax_m2, phi3, granite, gemma, gemma2, gemma3_text, gpt_oss, qwen3_next";
 }
 
 }  // namespace detail
@@ -147,6 +148,7 @@ ModelSpec parse_model_config(const std::string& config_json, const std::string& 
     case detail::Family::kDeepseekV2: detail::parse_deepseek_v2(context, model); break;
     case detail::Family::kLlama: detail::parse_llama(context, model); break;
     case detail::Family::kGptOss: detail::parse_gpt_oss(context, model); break;
+    case detail::Family::kQwen3Next: detail::parse_qwen3_next(context, model); break;
   }
 
   // The LM head stays unquantized: vLLM's fp8 and ModelOpt configs do not quantize ParallelLMHead,

@@ -43,6 +43,8 @@ TEST(CheckpointBytes, ExactWhereTheSourceSumsTheTensors) {
   EXPECT_EQ(checkpoint_bytes(test::bundled("deepseek-ai/DeepSeek-V2-Lite-Chat")).count(), 31'412'968'448LL);
   EXPECT_EQ(checkpoint_bytes(test::bundled("Qwen/Qwen3-32B")).count(), 65'524'246'528LL);
   EXPECT_EQ(checkpoint_bytes(test::bundled("MiniMaxAI/MiniMax-M2.7")).count(), 230'121'630'720LL);
+  // Qwen3-Next: 36 Gated-DeltaNet + 12 attention layers and one MTP layer (mtp.*), all bf16.
+  EXPECT_EQ(checkpoint_bytes(test::bundled("Qwen/Qwen3-Next-80B-A3B-Instruct")).count(), 162'649'725'440LL);
   // DeepSeek-V3 includes its MTP layer 61 with its own embedding, head and eh_proj: without them the
   // total would be 14.4 GiB short of the 688.59 GB of weight files.
   const ModelSpec v3 = test::bundled("deepseek-ai/DeepSeek-V3");

@@ -47,6 +47,8 @@ INSTANTIATE_TEST_SUITE_P(
         Golden{"openai/gpt-oss-20b", 1, 12 * 2 * 8 * 64 * 2, "gpt-oss: 12 full of 24 layers x K,V x 8 x 64 x 2 B"},
         Golden{"deepseek-ai/DeepSeek-V2-Lite-Chat", 1, 27 * (512 + 64) * 2, "MLA: 27 x (kv_lora 512 + rope 64) x 2 B"},
         Golden{"moonshotai/Kimi-K2-Instruct", 8, 61 * (512 + 64) * 2, "MLA, not split by TP: 61 x 576 x 2 B"},
+        Golden{"Qwen/Qwen3-Next-80B-A3B-Instruct", 1, 12 * 2 * 2 * 256 * 2,
+               "Qwen3-Next: only the 12 full-attention of 48 layers grow: 12 x K,V x 2 x 256 x 2 B"},
         Golden{"zai-org/GLM-5-FP8", 8, 78 * ((512 + 64) * 2 + 128 + 4),
                "GLM-5 (MLA + DSA indexer): 78 x (576 x 2 B + 128 uint8 + 1 fp32 scale)"}));
 

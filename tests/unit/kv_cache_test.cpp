@@ -203,3 +203,44 @@ TEST(KvSparseMla, DeepSeekV32MainCachePlusIndexerPerLayer) {
 
 }  // namespace
 }  // namespace gpubudget
+
+namespace gpubudget {
+namespace {
+
+KvCacheLayout qwen3_next(std::int64_t tp, const std::string& mode) {
+  const ModelSpec m = test::bundled("Qwen/Qwen3-Next-80B-A3B-Instruct");
+  Deployment d;
+  d.tensor_parallel_size = tp;
+  return make_kv_cache_layout(m, make_parallel_layout(m, d, 0), {"bfloat16", 2, "test"}, 16, 8192, mode);
+}
+
+TEST(KvHybridMamba, Qwen3NextRaisesTheAttentionBlockToHoldAState) {
+  // Gated-DeltaNet state per layer (TP1, bf16): conv (2*16*128 + 32*128) channels x (4 - 1) x 2 B = 49,152
+  // plus temporal 32 heads x 128 x 128 x 2 B = 1,048,576 → 1,097,728 B. One full-attention token:
+  // K,V x 2 KV heads x 256 x 2 B = 2048 B. Block = 16 * cdiv(1,097,728, 16 * 2048) = 544 tokens.
+  const KvCacheLayout kv = qwen3_next(1, "none");
+  EXPECT_EQ(kv.attention_block_size(), 544);
+  EXPECT_EQ(kv.grouping, KvGrouping::kHybrid);
+  EXPECT_EQ(kv.group_size, 12);  // 12 attention + 36 linear layers → 4 groups of 12
+  EXPECT_EQ(kv.groups.size(), 4u);
+  const std::int64_t page = 544 * 2048;
+  EXPECT_EQ(kv.page_bytes, page);
+  EXPECT_EQ(kv.bytes_per_token(), 12 * 2048);
+  // One request: cdiv(M, 544) attention blocks plus one state page in each of the 3 linear groups.
+  EXPECT_EQ(kv.needed(100000).count(), 12 * page * (cdiv(100000, 544) + 3));
+  // `align` mode (prefix caching) keeps two state pages per request.
+  EXPECT_EQ(qwen3_next(1, "align").needed(100000).count(), 12 * page * (cdiv(100000, 544) + 6));
+  // TP4: one replicated KV head (1024 B/token), state / 4 = 274,432 B → 16 * cdiv(274432, 16384) = 272.
+  EXPECT_EQ(qwen3_next(4, "none").attention_block_size(), 272);
+}
+
+TEST(KvHybridMamba, LargestLengthMatchesABruteForceScan) {
+  const KvCacheLayout kv = qwen3_next(1, "align");
+  for (const std::int64_t pages : {10, 11, 37}) {
+    const Bytes available(pages * 12 * 544 * 2048 + 77);
+    EXPECT_EQ(largest_fitting_length(kv, available, 20000), brute_force(kv, available, 20000)) << pages;
+  }
+}
+
+}  // namespace
+}  // namespace gpubudget
