@@ -32,6 +32,7 @@ constexpr Traits kTraits[] = {
     {"gemma3_text", false, true, 4, true, ""},   {"qwen2_moe", true, false, 2, false, "qwen"},
     {"qwen3_moe", false, true, 2, false, "qwen"}, {"mixtral", false, false, 2, false, "mixtral"},
     {"minimax_m2", false, false, 2, false, "minimax", true},
+    {"qwen3_vl_text", false, true, 2, false, ""},  {"qwen3_vl_moe_text", false, true, 2, false, "qwen"},
 };
 
 // Which layers keep only a sliding window, as the family's vLLM model decides it.
@@ -55,7 +56,7 @@ std::vector<bool> sliding_layers(const JsonReader& t, const std::string& model_t
     const auto pattern = t.optional_integer("sliding_window_pattern", 1, kMaxLayers).value_or(6);
     for (std::int64_t i = 0; i < L; ++i) sliding[static_cast<std::size_t>(i)] = (i + 1) % pattern != 0;
   } else if (model_type == "qwen2" || model_type == "qwen2_moe" || model_type == "qwen3" ||
-             model_type == "qwen3_moe") {
+             model_type == "qwen3_moe" || model_type == "qwen3_vl_text" || model_type == "qwen3_vl_moe_text") {
     if (t.boolean("use_sliding_window", false)) {
       const auto from = t.optional_integer("max_window_layers", 0, kMaxLayers).value_or(L);
       for (std::int64_t i = from; i < L; ++i) sliding[static_cast<std::size_t>(i)] = true;

@@ -25,7 +25,9 @@ std::optional<Family> family_of(const std::string& model_type) {
   }
   if (is_llama_like(model_type)) return Family::kLlama;
   if (model_type == "gpt_oss") return Family::kGptOss;
-  if (model_type == "qwen3_next") return Family::kQwen3Next;
+  if (model_type == "qwen3_next" || model_type == "qwen3_5_text" || model_type == "qwen3_5_moe_text") {
+    return Family::kQwen3Next;
+  }
   return std::nullopt;
 }
 
@@ -60,20 +62,17 @@ std::string closest_family_hint(const std::string& model_type) {
   };
   static constexpr Hint kHints[] = {
       {"deepseek_v4", "DeepSeek-V4 compressed sparse attention is not modelled; closest supported family: deepseek_v3"},
-      {"qwen3_5", "the Qwen3.5 wrapper (Qwen3-VL vision tower, GDN layout) is not modelled yet; closest supported "
-                  "family: qwen3_next"},
       {"kimi_linear", "hybrid KDA linear attention + MLA is not modelled yet; closest supported family: deepseek_v3"},
       {"nemotron_h", "hybrid Mamba2 + attention is not modelled yet; closest supported family: llama"},
       {"gemma4", "Gemma 4 is not modelled yet; closest supported family: gemma3_text"},
       {"llama4", "Llama 4 (chunked local attention, interleaved MoE) is not modelled yet; closest supported family: "
                  "llama / mixtral"},
-      {"qwen3_vl", "the Qwen3-VL wrapper is not modelled yet; closest supported family: qwen3_moe"},
   };
   for (const auto& hint : kHints) {
     if (model_type.rfind(hint.prefix, 0) == 0) return hint.text;
   }
   return "supported model types: deepseek_v2, deepseek_v3, deepseek_v32, glm_moe_dsa, kimi_k2, llama, mistral, qwen2, qwen3, qwen2_moe, "
-         "qwen3_moe, mixtral, minimax_m2, phi3, granite, gemma, gemma2, gemma3_text, gpt_oss, qwen3_next";
+         "qwen3_moe, mixtral, minimax_m2, phi3, granite, gemma, gemma2, gemma3_text, gpt_oss, qwen3_next, qwen3_5_text, qwen3_5_moe_text, qwen3_vl_text, qwen3_vl_moe_text";
 }
 
 }  // namespace detail

@@ -20,8 +20,11 @@ void parse_qwen3_next(const ParseContext& c, ModelSpec& model) {
   const auto dk = t.integer("linear_key_head_dim", 1, kMaxHidden);
   const auto dv = t.integer("linear_value_head_dim", 1, kMaxHidden);
   const auto conv_kernel = t.integer("linear_conv_kernel_dim", 2, 64);
-  const auto E = t.integer("num_experts", 1, kMaxExperts);
-  const auto moe_I = t.integer("moe_intermediate_size", 1, kMaxIntermediate);
+  // Qwen3.5 dense models (qwen3_5_text) have a gated MLP instead of experts.
+  const bool dense = !t.has("num_experts");
+  const auto E = dense ? 0 : t.integer("num_experts", 1, kMaxExperts);
+  const auto moe_I = dense ? 0 : t.integer("moe_intermediate_size", 1, kMaxIntermediate);
+  const auto dense_I = dense ? t.integer("intermediate_size", 1, kMaxIntermediate) : 0;
   const auto shared_I = t.optional_integer("shared_expert_intermediate_size", 0, kMaxIntermediate).value_or(0);
   const auto sparse_step = t.optional_integer("decoder_sparse_step", 1, kMaxLayers).value_or(1);
   if (sparse_step != 1 || !t.integer_list("mlp_only_layers", 0, kMaxLayers).empty()) {
@@ -46,7 +49,7 @@ void parse_qwen3_next(const ParseContext& c, ModelSpec& model) {
   }
   model.hidden_size = H;
   model.family = "qwen3_next";
-  model.num_experts_per_token = t.integer("num_experts_per_tok", 1, kMaxExperts);
+  model.num_experts_per_token = dense ? 0 : t.integer("num_experts_per_tok", 1, kMaxExperts);
   const Dtype dt = c.dtype;
   const QuantFormat plain = c.unquantized();
   const std::int64_t key_dim = nk * dk, value_dim = nv * dv;
@@ -54,7 +57,10 @@ void parse_qwen3_next(const ParseContext& c, ModelSpec& model) {
   // The checkpoints carry next-token-prediction layers (mtp.*): full-attention MoE layers that vLLM
   // loads only for speculative decoding. The config does not state their number; vLLM's
   // qwen3_next_mtp assumes one.
-  const auto mtp = t.optional_integer("num_nextn_predict_layers", 0, kMaxLayers).value_or(1);
+  const auto mtp = t.optional_integer("num_nextn_predict_layers", 0, kMaxLayers)
+                       .value_or(t.optional_integer("mtp_num_hidden_layers", 0, kMaxLayers).value_or(1));
+  // Qwen3.5 stores the linear-attention input projections as four tensors (qkv, z, b, a).
+  const bool split_projections = model.model_type.rfind("qwen3_5", 0) == 0;
   model.skipped_mtp_layers = mtp;
   for (std::int64_t i = 0; i < L + mtp; ++i) {
     LayerSpec layer;
@@ -84,10 +90,18 @@ void parse_qwen3_next(const ParseContext& c, ModelSpec& model) {
       layer.attention.num_attention_heads = nv;
       layer.attention.state = {conv_dim, conv_kernel - 1, nv, dk * dv, dt, ssm_dtype};
       const std::string g = p + "linear_attn.";
-      layer.linears.push_back(make_linear(g + "in_proj_qkvz", Component::kAttention, Parallelism::kColumn,
-                                          {2 * key_dim + 2 * value_dim}, H, c.format_for({g + "in_proj_qkvz"})));
-      layer.linears.push_back(make_linear(g + "in_proj_ba", Component::kAttention, Parallelism::kColumn, {2 * nv}, H,
-                                          c.format_for({g + "in_proj_ba"})));
+      if (split_projections) {
+        layer.linears.push_back(make_linear(g + "in_proj_qkvz", Component::kAttention, Parallelism::kColumn,
+                                            {2 * key_dim + value_dim, value_dim}, H,
+                                            c.format_for({g + "in_proj_qkv", g + "in_proj_z"})));
+        layer.linears.push_back(make_linear(g + "in_proj_ba", Component::kAttention, Parallelism::kColumn, {nv, nv}, H,
+                                            c.format_for({g + "in_proj_b", g + "in_proj_a"})));
+      } else {
+        layer.linears.push_back(make_linear(g + "in_proj_qkvz", Component::kAttention, Parallelism::kColumn,
+                                            {2 * key_dim + 2 * value_dim}, H, c.format_for({g + "in_proj_qkvz"})));
+        layer.linears.push_back(make_linear(g + "in_proj_ba", Component::kAttention, Parallelism::kColumn, {2 * nv},
+                                            H, c.format_for({g + "in_proj_ba"})));
+      }
       layer.linears.push_back(make_linear(g + "conv1d", Component::kAttention, Parallelism::kColumn, {conv_dim},
                                           conv_kernel, plain));
       layer.linears.push_back(make_linear(g + "dt_bias", Component::kAttention, Parallelism::kColumn, {nv}, 1, plain));
@@ -97,6 +111,16 @@ void parse_qwen3_next(const ParseContext& c, ModelSpec& model) {
                                           c.format_for({g + "out_proj"})));
     }
     const std::string m = p + "mlp.";
+    if (dense) {
+      layer.linears.push_back(make_linear(m + "gate_up_proj", Component::kDenseMlp, Parallelism::kColumn,
+                                          {dense_I, dense_I}, H, c.format_for({m + "gate_proj", m + "up_proj"})));
+      layer.linears.push_back(make_linear(m + "down_proj", Component::kDenseMlp, Parallelism::kRow, {H}, dense_I,
+                                          c.format_for({m + "down_proj"})));
+      layer.replicated.push_back({p + "input_layernorm", Component::kNorms, H, dt});
+      layer.replicated.push_back({p + "post_attention_layernorm", Component::kNorms, H, dt});
+      (i < L ? model.layers : model.mtp_layers).push_back(std::move(layer));
+      continue;
+    }
     layer.is_moe = true;
     layer.linears.push_back(make_linear(m + "gate", Component::kRouter, Parallelism::kReplicated, {E}, H, plain));
     ExpertsModule e;

@@ -129,6 +129,43 @@ void pixtral_mistral3(const JsonReader& root, const JsonReader& v, Dtype dt, Mod
   model.vision = b.take();
 }
 
+// Qwen3-VL ViT (Qwen3-VL, Qwen3.5, Qwen3.6): Conv3d patch embedding, learned positions, `depth`
+// blocks, a patch merger to the text width and one extra "deepstack" merger per listed layer.
+void qwen3_vl(const JsonReader& v, Dtype dt, ModelSpec& model) {
+  const auto h = v.integer("hidden_size", 1, kMaxHidden);
+  const auto I = v.integer("intermediate_size", 1, kMaxIntermediate);
+  const auto L = v.integer("depth", 1, kMaxLayers);
+  const auto heads = v.integer("num_heads", 1, kMaxHeads);
+  const auto patch = v.integer("patch_size", 1, 1024);
+  const auto temporal = v.optional_integer("temporal_patch_size", 1, 64).value_or(2);
+  const auto channels = v.optional_integer("in_channels", 1, 16).value_or(3);
+  const auto positions = v.integer("num_position_embeddings", 1, 1 << 24);
+  const auto out = v.integer("out_hidden_size", 1, kMaxHidden);
+  const auto merge = v.optional_integer("spatial_merge_size", 1, 64).value_or(2);
+  const auto deepstack = v.integer_list("deepstack_visual_indexes", 0, kMaxLayers);
+  const std::int64_t merged = h * merge * merge;
+  TowerBuilder b(dt);
+  b.tensor("visual.patch_embed.proj", h * channels * temporal * patch * patch + h);
+  b.tensor("visual.pos_embed", positions * h);
+  for (std::int64_t i = 0; i < L; ++i) {
+    const std::string p = fmt::format("visual.blocks.{}.", i);
+    b.qkv(p + "attn.qkv", heads, h / heads, h, true);
+    b.linear(p + "attn.proj", Parallelism::kRow, h, h, true);
+    b.linear(p + "mlp.linear_fc1", Parallelism::kColumn, I, h, true);
+    b.linear(p + "mlp.linear_fc2", Parallelism::kRow, h, I, true);
+    b.tensor(p + "norm1", 2 * h);
+    b.tensor(p + "norm2", 2 * h);
+  }
+  auto merger = [&](const std::string& p, std::int64_t norm_width) {
+    b.tensor(p + "norm", 2 * norm_width);
+    b.linear(p + "linear_fc1", Parallelism::kColumn, merged, merged, true);
+    b.linear(p + "linear_fc2", Parallelism::kRow, out, merged, true);
+  };
+  merger("visual.merger.", h);
+  for (std::size_t k = 0; k < deepstack.size(); ++k) merger(fmt::format("visual.deepstack_merger_list.{}.", k), merged);
+  model.vision = b.take();
+}
+
 }  // namespace
 
 void parse_vision(const JsonReader& root, ModelSpec& model) {
@@ -138,6 +175,9 @@ void parse_vision(const JsonReader& root, ModelSpec& model) {
   if (type == "siglip_vision_model" && model.model_type == "gemma3_text") return siglip_gemma3(v, model.dtype, model);
   if (type == "pixtral" && root.optional_string("model_type").value_or("") == "mistral3") {
     return pixtral_mistral3(root, v, model.dtype, model);
+  }
+  if (type == "qwen3_vl" || type == "qwen3_vl_moe" || type == "qwen3_5" || type == "qwen3_5_moe") {
+    return qwen3_vl(v, model.dtype, model);
   }
   throw InputError(fmt::format("{}: the vision tower of {} (vision model_type \"{}\") is not modelled yet; its weights "
                                "would be missing from the budget (modelled: Kimi-K2.5 MoonViT, Gemma 3 SigLIP, "

@@ -45,6 +45,10 @@ TEST(CheckpointBytes, ExactWhereTheSourceSumsTheTensors) {
   EXPECT_EQ(checkpoint_bytes(test::bundled("MiniMaxAI/MiniMax-M2.7")).count(), 230'121'630'720LL);
   // Qwen3-Next: 36 Gated-DeltaNet + 12 attention layers and one MTP layer (mtp.*), all bf16.
   EXPECT_EQ(checkpoint_bytes(test::bundled("Qwen/Qwen3-Next-80B-A3B-Instruct")).count(), 162'649'725'440LL);
+  // Qwen3.6-27B: GDN layers with split projections, dense MLP, an MTP layer and the Qwen3-VL vision
+  // tower; Qwen3-VL-30B-A3B: Qwen3-MoE text with a ViT carrying three deepstack mergers.
+  EXPECT_EQ(checkpoint_bytes(test::bundled("Qwen/Qwen3.6-27B")).count(), 55'562'855'904LL);
+  EXPECT_EQ(checkpoint_bytes(test::bundled("Qwen/Qwen3-VL-30B-A3B-Instruct")).count(), 62'141'508'064LL);
   // DeepSeek-V3 includes its MTP layer 61 with its own embedding, head and eh_proj: without them the
   // total would be 14.4 GiB short of the 688.59 GB of weight files.
   const ModelSpec v3 = test::bundled("deepseek-ai/DeepSeek-V3");

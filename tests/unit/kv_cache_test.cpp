@@ -234,6 +234,16 @@ TEST(KvHybridMamba, Qwen3NextRaisesTheAttentionBlockToHoldAState) {
   EXPECT_EQ(qwen3_next(4, "none").attention_block_size(), 272);
 }
 
+TEST(KvHybridMamba, Qwen36BlockSizeIsWhatVllmSets) {
+  // Qwen3.6-27B, TP1, bf16 KV: state = 3 x (2*16*128 + 48*128) x 2 B + 48 x 128 x 128 x 4 B (fp32,
+  // config mamba_ssm_dtype) = 3,207,168 B; token = K,V x 4 heads x 256 x 2 B = 4096 B → vLLM's
+  // "Setting attention block size to 784 tokens" (16 x cdiv(3,207,168, 65,536) = 16 x 49).
+  const ModelSpec m = test::bundled("Qwen/Qwen3.6-27B");
+  const KvCacheLayout kv =
+      make_kv_cache_layout(m, make_parallel_layout(m, Deployment{}, 0), {"bfloat16", 2, "test"}, 16, 8192, "none");
+  EXPECT_EQ(kv.attention_block_size(), 784);
+}
+
 TEST(KvHybridMamba, LargestLengthMatchesABruteForceScan) {
   const KvCacheLayout kv = qwen3_next(1, "align");
   for (const std::int64_t pages : {10, 11, 37}) {
