@@ -136,8 +136,9 @@ FitResult fit(const ModelSpec& checkpoint, const GpuSpec& gpu, const Deployment&
   r.kv_cache_dtype = resolve_kv_cache_dtype(model, d.kv_cache_dtype);
 
   // Attention backend and block size.
-  const AttentionKind kind =
-      model.layers.front().attention.kind == AttentionKind::kMla ? AttentionKind::kMla : AttentionKind::kFull;
+  const bool any_mla = std::any_of(model.layers.begin(), model.layers.end(),
+                                   [](const LayerSpec& l) { return l.attention.kind == AttentionKind::kMla; });
+  const AttentionKind kind = any_mla ? AttentionKind::kMla : AttentionKind::kFull;
   const bool sparse = model.sparse_attention;
   const AttentionBackend* backend = select_backend(profile, gpu, kind, sparse, r.kv_cache_dtype.name);
   if (backend == nullptr) {

@@ -12,8 +12,49 @@
 
 namespace gpubudget::detail {
 
+namespace {
+
+// Python's json module (and so transformers) writes and reads the non-standard tokens Infinity,
+// -Infinity and NaN; Hugging Face configs contain them (Nemotron-H's time_step_limit). Outside
+// strings they become the largest finite double and null, which no size computation reads.
+std::string replace_python_number_tokens(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (in_string) {
+      out += ch;
+      if (ch == '\\' && i + 1 < text.size()) {
+        out += text[++i];
+      } else if (ch == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (ch == '"') {
+      in_string = true;
+      out += ch;
+    } else if (text.compare(i, 8, "Infinity") == 0) {
+      out += "1.7976931348623157e308";
+      i += 7;
+    } else if (text.compare(i, 3, "NaN") == 0) {
+      out += "null";
+      i += 2;
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 nlohmann::json parse_json(const std::string& text, const std::string& file) {
   try {
+    if (text.find("Infinity") != std::string::npos || text.find("NaN") != std::string::npos) {
+      return nlohmann::json::parse(replace_python_number_tokens(text));
+    }
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(fmt::format("{}: malformed JSON at byte {}: {}", file, e.byte, e.what()));

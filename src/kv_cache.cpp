@@ -58,6 +58,8 @@ std::int64_t KvLayer::max_memory_usage(std::int64_t m, std::int64_t t, std::int6
       return cdiv(std::min(window + t, m), block_size) * page_bytes();
     case AttentionKind::kMamba:
       return state_blocks * page_bytes();
+    case AttentionKind::kNone:
+      return 0;
   }
   return 0;
 }
@@ -150,6 +152,7 @@ KvCacheLayout make_kv_cache_layout(const ModelSpec& model, const ParallelLayout&
   std::int64_t mamba_state = 0;
   for (std::int64_t i = layout.first_layer; i < layout.end_layer; ++i) {
     const LayerSpec& layer = model.layers[static_cast<std::size_t>(i)];
+    if (layer.attention.kind == AttentionKind::kNone) continue;
     if (layer.attention.kind == AttentionKind::kMamba) {
       // MambaSpec.page_size_bytes: conv state + temporal state of this rank's channels and heads.
       const MambaState& st = layer.attention.state;

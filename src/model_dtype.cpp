@@ -37,7 +37,8 @@ std::string attention_mix(const ModelSpec& model) {
     chunked = chunked || a.kind == AttentionKind::kChunkedLocal;
     extra = extra || !layer.extra_kv.empty();
     recurrent = recurrent || a.kind == AttentionKind::kMamba;
-    if (a.kind != AttentionKind::kMla && a.kind != AttentionKind::kMamba) {
+    if (a.kind == AttentionKind::kFull || a.kind == AttentionKind::kSlidingWindow ||
+        a.kind == AttentionKind::kChunkedLocal) {
       kv = a.num_key_value_heads;
       heads = a.num_attention_heads;
     }

@@ -80,20 +80,22 @@ Bytes experts_bytes(const ExpertsModule& e, const ParallelLayout& layout) {
   const std::int64_t local_experts = cdiv(e.num_experts, layout.moe_ep);
   const std::int64_t I = e.intermediate_size / layout.moe_tp;
   const std::int64_t H = e.hidden_size;
+  // w13 holds gate and up ([2I, H]) for gated experts, up alone ([I, H]) otherwise; w2 is [H, I].
+  const std::int64_t gates = e.gated ? 2 : 1;
   std::int64_t per_expert = 0;
   switch (e.format.kind) {
     case QuantKind::kUnquantized:
-      per_expert = 3 * I * H * element_bytes(e.format.dtype);
+      per_expert = (gates + 1) * I * H * element_bytes(e.format.dtype);
       break;
     case QuantKind::kFp8Block:
-      // w13_weight_scale_inv [2·cdiv(I, bn), cdiv(H, bk)], w2_weight_scale_inv [cdiv(H, bn), cdiv(I, bk)].
-      per_expert = 3 * I * H + 4 * (2 * cdiv(I, e.format.block_n) * cdiv(H, e.format.block_k) +
-                                    cdiv(H, e.format.block_n) * cdiv(I, e.format.block_k));
+      // w13_weight_scale_inv [gates·cdiv(I, bn), cdiv(H, bk)], w2_weight_scale_inv [cdiv(H, bn), cdiv(I, bk)].
+      per_expert = (gates + 1) * I * H + 4 * (gates * cdiv(I, e.format.block_n) * cdiv(H, e.format.block_k) +
+                                              cdiv(H, e.format.block_n) * cdiv(I, e.format.block_k));
       break;
     case QuantKind::kNvfp4:
-      // w13 [2I, H/2] u8 + scales [2I, H/16]; w2 [H, I/2] + scales [H, I/16], swizzle-padded;
-      // fp32 per expert: w13/w2 weight_scale_2, input scales, g1/g2 alphas (ModelOptNvFp4FusedMoE).
-      per_expert = 2 * I * H / 2 + round_up(2 * I, 128) * round_up(H / 16, 4) + H * I / 2 +
+      // ModelOptNvFp4FusedMoE: 4-bit weights, fp8 scales swizzle-padded to 128 rows x 4 columns;
+      // fp32 per expert: w13/w2 weight_scale_2, input scales, g1/g2 alphas.
+      per_expert = gates * I * H / 2 + round_up(gates * I, 128) * round_up(H / 16, 4) + H * I / 2 +
                    round_up(H, 128) * round_up(I / 16, 4) + 24;
       break;
     case QuantKind::kMxfp4: {
@@ -101,12 +103,13 @@ Bytes experts_bytes(const ExpertsModule& e, const ParallelLayout& layout) {
       // bias [2I] bf16, w2 [H, I/2] + scales [H, I/32] + bias [H] bf16.
       const std::int64_t Ip = round_up(I, layout.mxfp4_intermediate_align);
       const std::int64_t Hp = round_up(H, layout.mxfp4_hidden_align);
-      per_expert = 2 * Ip * Hp / 2 + 2 * Ip * cdiv(Hp, 32) + 2 * Ip * 2 + Hp * Ip / 2 + Hp * cdiv(Ip, 32) + Hp * 2;
+      const std::int64_t n13 = gates * Ip;
+      per_expert = n13 * Hp / 2 + n13 * cdiv(Hp, 32) + n13 * 2 + Hp * Ip / 2 + Hp * cdiv(Ip, 32) + Hp * 2;
       break;
     }
     case QuantKind::kIntPacked:
-      // w13 [2I, H] and w2 [H, I], each with its scales and int64 [2] weight_shape.
-      per_expert = int_packed_bytes(e.format, 2 * I, H, 8) + int_packed_bytes(e.format, H, I, 8);
+      // w13 and w2, each with its scales and an fp32 [2] weight_shape record per expert.
+      per_expert = int_packed_bytes(e.format, gates * I, H, 8) + int_packed_bytes(e.format, H, I, 8);
       break;
   }
   return Bytes(local_experts * per_expert);
@@ -192,8 +195,9 @@ std::int64_t checkpoint_experts_bytes(const ExpertsModule& e) {
     return e.num_experts * (checkpoint_matrix_bytes(e.format, 2 * I, H) + 2 * I * 2 +
                             checkpoint_matrix_bytes(e.format, H, I) + H * 2);
   }
-  // gate [I, H], up [I, H], down [H, I] per expert.
-  return e.num_experts * (2 * checkpoint_matrix_bytes(e.format, I, H) + checkpoint_matrix_bytes(e.format, H, I));
+  // gate [I, H] (gated experts only), up [I, H], down [H, I] per expert.
+  return e.num_experts * ((e.gated ? 2 : 1) * checkpoint_matrix_bytes(e.format, I, H) +
+                          checkpoint_matrix_bytes(e.format, H, I));
 }
 
 std::int64_t checkpoint_layer_bytes(const LayerSpec& layer) {

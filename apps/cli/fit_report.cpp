@@ -30,6 +30,7 @@ const char* kind_name(AttentionKind k) {
     case AttentionKind::kSlidingWindow: return "sliding window";
     case AttentionKind::kChunkedLocal: return "chunked local";
     case AttentionKind::kMamba: return "linear attention / Mamba state";
+    case AttentionKind::kNone: return "no cache";
   }
   return "?";
 }

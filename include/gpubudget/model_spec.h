@@ -59,13 +59,15 @@ struct LinearModule {
   std::int64_t head_dim = 0;
 };
 
-// A FusedMoE block: `num_experts` experts of gate+up [2I, H] and down [H, I].
+// A FusedMoE block: `num_experts` experts of gate+up [2I, H] and down [H, I] (non-gated experts,
+// e.g. Nemotron-H's squared-ReLU MLPs: up [I, H] and down [H, I]).
 struct ExpertsModule {
   std::string name;
   std::int64_t num_experts = 0;
   std::int64_t intermediate_size = 0;  // I, per expert
   std::int64_t hidden_size = 0;        // H
   QuantFormat format;
+  bool gated = true;
 };
 
 // A tensor that is stored whole on every rank that holds its layer (norms, biases, tables).
@@ -82,6 +84,7 @@ enum class AttentionKind {
   kSlidingWindow,  // full-attention geometry, but only the last `window` tokens are kept
   kChunkedLocal,   // full-attention geometry, attention within chunks of `window` tokens (Llama 4)
   kMamba,          // recurrent state of fixed size per request (Gated DeltaNet, Mamba2): `state`
+  kNone,           // no attention and no cache (Nemotron-H's MLP-only and MoE-only layers)
 };
 
 // The per-request state of a linear-attention / Mamba layer (vLLM MambaSpec), whole model (before TP):

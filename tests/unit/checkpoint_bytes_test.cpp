@@ -49,6 +49,9 @@ TEST(CheckpointBytes, ExactWhereTheSourceSumsTheTensors) {
   // tower; Qwen3-VL-30B-A3B: Qwen3-MoE text with a ViT carrying three deepstack mergers.
   EXPECT_EQ(checkpoint_bytes(test::bundled("Qwen/Qwen3.6-27B")).count(), 55'562'855'904LL);
   EXPECT_EQ(checkpoint_bytes(test::bundled("Qwen/Qwen3-VL-30B-A3B-Instruct")).count(), 62'141'508'064LL);
+  // Nemotron-3 Nano has no recorded size; NVIDIA states 31.6 B parameters, all bf16.
+  EXPECT_NEAR(static_cast<double>(checkpoint_bytes(test::bundled("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")).count()),
+              2 * 31.6e9, 2 * 0.05e9);
   // DeepSeek-V3 includes its MTP layer 61 with its own embedding, head and eh_proj: without them the
   // total would be 14.4 GiB short of the 688.59 GB of weight files.
   const ModelSpec v3 = test::bundled("deepseek-ai/DeepSeek-V3");

@@ -52,6 +52,8 @@ INSTANTIATE_TEST_SUITE_P(
         Golden{"Qwen/Qwen3.6-27B", 1, 16 * 2 * 4 * 256 * 2,
                "Qwen3.6 (Qwen3.5 layout): 16 full-attention of 64 layers x K,V x 4 x 256 x 2 B"},
         Golden{"Qwen/Qwen3-VL-30B-A3B-Instruct", 1, 48 * 2 * 4 * 128 * 2, "Qwen3-VL-MoE text: 48 x K,V x 4 x 128 x 2 B"},
+        Golden{"nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", 1, 6 * 2 * 2 * 128 * 2,
+               "Nemotron-3 Nano: the 6 attention (*) of 52 layers x K,V x 2 x 128 x 2 B; M/E/- layers hold none"},
         Golden{"zai-org/GLM-5-FP8", 8, 78 * ((512 + 64) * 2 + 128 + 4),
                "GLM-5 (MLA + DSA indexer): 78 x (576 x 2 B + 128 uint8 + 1 fp32 scale)"}));
 

@@ -244,6 +244,18 @@ TEST(KvHybridMamba, Qwen36BlockSizeIsWhatVllmSets) {
   EXPECT_EQ(kv.attention_block_size(), 784);
 }
 
+TEST(KvHybridMamba, NemotronMamba2StateSetsTheBlock) {
+  // Nemotron-3 Nano, TP1: Mamba2 conv (64 x 64 + 2 x 8 x 128 = 6144 channels) x 3 x 2 B + temporal
+  // 64 heads x 64 x 128 x 4 B (mamba_ssm_cache_dtype float32) = 2,134,016 B; attention token 1024 B
+  // → block 16 x cdiv(2,134,016, 16,384) = 2096. 6 attention + 23 Mamba layers → groups of 6.
+  const ModelSpec m = test::bundled("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16");
+  const KvCacheLayout kv =
+      make_kv_cache_layout(m, make_parallel_layout(m, Deployment{}, 0), {"bfloat16", 2, "test"}, 16, 8192, "none");
+  EXPECT_EQ(kv.attention_block_size(), 2096);
+  EXPECT_EQ(kv.group_size, 6);
+  EXPECT_EQ(kv.groups.size(), 1u + 4u);  // attention, and 23 Mamba layers in cdiv(23, 6) = 4 groups
+}
+
 TEST(KvHybridMamba, LargestLengthMatchesABruteForceScan) {
   const KvCacheLayout kv = qwen3_next(1, "align");
   for (const std::int64_t pages : {10, 11, 37}) {

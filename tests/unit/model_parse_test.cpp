@@ -105,6 +105,17 @@ void expect_input_error(const std::string& json, const std::string& fragment) {
   }
 }
 
+TEST(ModelParse, PythonJsonInfinityIsAccepted) {
+  // Nemotron-H-56B's config has "time_step_limit": [0.0, Infinity], which Python's json writes and reads.
+  const ModelSpec m = test::bundled("nvidia/Nemotron-H-56B-Base-8K");
+  EXPECT_EQ(m.model_type, "nemotron_h");
+  // A string that merely contains the word is left alone; a bare word that is not a number is not.
+  EXPECT_NO_THROW(parse_model_config(R"({"architectures":["LlamaForCausalLM"],"model_type":"llama","note":"NaN Infinity",
+    "hidden_size":64,"num_attention_heads":4,"intermediate_size":128,"num_hidden_layers":2,"vocab_size":100})",
+                                     "", "inline/config.json"));
+  EXPECT_THROW(parse_model_config(R"({"architectures": Infinite})", "", "inline/config.json"), InputError);
+}
+
 TEST(ModelParseErrors, NameTheFileFieldAndValue) {
   expect_input_error("{\"architectures\": [", "bad/config.json: malformed JSON");
   expect_input_error(R"({"architectures":["LlamaForCausalLM"],"model_type":"llama","num_attention_heads":64,

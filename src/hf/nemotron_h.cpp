@@ -1,0 +1,124 @@
+// Nemotron-H and Nemotron-3 (vLLM model_executor/models/nemotron_h.py): one mixer per layer, chosen
+// by `hybrid_override_pattern`: M = Mamba2, * = attention, - = squared-ReLU MLP, E = MoE of
+// non-gated experts with a shared expert and a float32 router.
+#include <fmt/format.h>
+
+#include "gpubudget/error.h"
+#include "parse_context.h"
+
+namespace gpubudget::detail {
+
+void parse_nemotron_h(const ParseContext& c, ModelSpec& model) {
+  const JsonReader& t = c.text;
+  const auto H = t.integer("hidden_size", 1, kMaxHidden);
+  const auto L = t.integer("num_hidden_layers", 1, kMaxLayers);
+  const auto pattern = t.string("hybrid_override_pattern");
+  if (static_cast<std::int64_t>(pattern.size()) != L) {
+    t.fail("hybrid_override_pattern", fmt::format("{} characters (num_hidden_layers) of M, *, - or E", L));
+  }
+  const auto n = t.integer("num_attention_heads", 1, kMaxHeads);
+  const auto kv = t.integer("num_key_value_heads", 1, kMaxHeads);
+  const auto d = t.optional_integer("head_dim", 1, kMaxHidden).value_or(H / n);
+  const auto I = t.integer("intermediate_size", 1, kMaxIntermediate);
+  // Mamba2 mixer geometry.
+  const auto m_heads = t.integer("mamba_num_heads", 1, kMaxHeads);
+  const auto m_head_dim = t.integer("mamba_head_dim", 1, kMaxHidden);
+  const auto groups = t.integer("n_groups", 1, kMaxHeads);
+  const auto state = t.integer("ssm_state_size", 1, kMaxHidden);
+  const auto conv_kernel = t.integer("conv_kernel", 2, 64);
+  const bool conv_bias = t.boolean("use_conv_bias", true);
+  const bool proj_bias = t.boolean("mamba_proj_bias", t.boolean("use_bias", false));
+  const std::int64_t inner = m_heads * m_head_dim;
+  const std::int64_t conv_dim = inner + 2 * groups * state;
+  Dtype ssm_dtype = c.dtype;
+  if (t.has("mamba_ssm_cache_dtype")) {
+    const auto parsed = parse_torch_dtype(t.string("mamba_ssm_cache_dtype"));
+    if (!parsed) t.fail("mamba_ssm_cache_dtype", "\"float32\", \"bfloat16\" or \"float16\"");
+    ssm_dtype = *parsed;
+  }
+  // MoE (Nemotron-3).
+  const auto E = t.optional_integer("n_routed_experts", 1, kMaxExperts).value_or(0);
+  const auto moe_I = E > 0 ? t.integer("moe_intermediate_size", 1, kMaxIntermediate) : 0;
+  const auto shared_I = t.optional_integer("moe_shared_expert_intermediate_size", 0, kMaxIntermediate).value_or(0);
+  model.hidden_size = H;
+  model.family = "nemotron_h";
+  if (E > 0) model.num_experts_per_token = t.integer("num_experts_per_tok", 1, kMaxExperts);
+  const Dtype dt = c.dtype;
+  const QuantFormat plain = c.unquantized();
+  QuantFormat router = plain;
+  router.dtype = Dtype::kFloat32;
+
+  for (std::int64_t i = 0; i < L; ++i) {
+    LayerSpec layer;
+    layer.index = i;
+    const std::string p = fmt::format("backbone.layers.{}.", i);
+    const char type = pattern[static_cast<std::size_t>(i)];
+    layer.attention.kind = AttentionKind::kNone;
+    if (type == 'M') {
+      const std::string x = p + "mixer.";
+      layer.attention.kind = AttentionKind::kMamba;
+      layer.attention.num_attention_heads = m_heads;
+      layer.attention.state = {conv_dim, conv_kernel - 1, m_heads, m_head_dim * state, dt, ssm_dtype};
+      layer.linears.push_back(make_linear(x + "in_proj", Component::kAttention, Parallelism::kColumn,
+                                          {inner, conv_dim, m_heads}, H, c.format_for({x + "in_proj"}), proj_bias));
+      layer.linears.push_back(make_linear(x + "conv1d", Component::kAttention, Parallelism::kColumn, {conv_dim},
+                                          conv_kernel, plain, conv_bias));
+      for (const char* per_head : {"A_log", "D", "dt_bias"}) {
+        layer.linears.push_back(make_linear(x + per_head, Component::kAttention, Parallelism::kColumn, {m_heads}, 1,
+                                            plain));
+      }
+      layer.linears.push_back(make_linear(x + "norm", Component::kAttention, Parallelism::kColumn, {inner}, 1, plain));
+      layer.linears.push_back(make_linear(x + "out_proj", Component::kAttention, Parallelism::kRow, {H}, inner,
+                                          c.format_for({x + "out_proj"}), proj_bias));
+    } else if (type == '*') {
+      const std::string x = p + "mixer.";
+      layer.attention.kind = AttentionKind::kFull;
+      layer.attention.num_attention_heads = n;
+      layer.attention.num_key_value_heads = kv;
+      layer.attention.head_dim = d;
+      layer.attention.head_dim_v = d;
+      LinearModule qkv = make_linear(x + "qkv_proj", Component::kAttention, Parallelism::kQkv, {n * d, kv * d, kv * d},
+                                     H, c.format_for({x + "q_proj", x + "k_proj", x + "v_proj"}));
+      qkv.num_heads = n;
+      qkv.num_kv_heads = kv;
+      qkv.head_dim = d;
+      layer.linears.push_back(qkv);
+      layer.linears.push_back(make_linear(x + "o_proj", Component::kAttention, Parallelism::kRow, {H}, n * d,
+                                          c.format_for({x + "o_proj"})));
+    } else if (type == '-') {
+      const std::string x = p + "mixer.";
+      layer.linears.push_back(make_linear(x + "up_proj", Component::kDenseMlp, Parallelism::kColumn, {I}, H,
+                                          c.format_for({x + "up_proj"})));
+      layer.linears.push_back(make_linear(x + "down_proj", Component::kDenseMlp, Parallelism::kRow, {H}, I,
+                                          c.format_for({x + "down_proj"})));
+    } else if (type == 'E') {
+      if (E == 0) t.fail("n_routed_experts", "an expert count for the E layers of hybrid_override_pattern");
+      const std::string x = p + "mixer.";
+      layer.is_moe = true;
+      layer.linears.push_back(make_linear(x + "gate", Component::kRouter, Parallelism::kReplicated, {E}, H, router));
+      layer.replicated.push_back({x + "gate.e_score_correction_bias", Component::kRouter, E, Dtype::kFloat32});
+      ExpertsModule e;
+      e.name = x + "experts";
+      e.num_experts = E;
+      e.intermediate_size = moe_I;
+      e.hidden_size = H;
+      e.gated = false;
+      e.format = c.expert_format_for(e.name);
+      layer.experts.push_back(e);
+      if (shared_I > 0) {
+        const std::string s = x + "shared_experts.";
+        layer.linears.push_back(make_linear(s + "up_proj", Component::kSharedExperts, Parallelism::kColumn, {shared_I},
+                                            H, c.format_for({s + "up_proj"})));
+        layer.linears.push_back(make_linear(s + "down_proj", Component::kSharedExperts, Parallelism::kRow, {H},
+                                            shared_I, c.format_for({s + "down_proj"})));
+      }
+    } else {
+      t.fail("hybrid_override_pattern", "only the characters M, *, - and E");
+    }
+    layer.replicated.push_back({p + "norm", Component::kNorms, H, dt});
+    model.layers.push_back(std::move(layer));
+  }
+  model.final_norms.push_back({"backbone.norm_f", Component::kNorms, H, dt});
+}
+
+}  // namespace gpubudget::detail
