@@ -49,6 +49,8 @@ TEST(CheckpointBytes, ExactWhereTheSourceSumsTheTensors) {
   // tower; Qwen3-VL-30B-A3B: Qwen3-MoE text with a ViT carrying three deepstack mergers.
   EXPECT_EQ(checkpoint_bytes(test::bundled("Qwen/Qwen3.6-27B")).count(), 55'562'855'904LL);
   EXPECT_EQ(checkpoint_bytes(test::bundled("Qwen/Qwen3-VL-30B-A3B-Instruct")).count(), 62'141'508'064LL);
+  // Kimi-Linear: 20 KDA layers (A_log and dt_bias in fp32), 7 MLA layers, MoE.
+  EXPECT_EQ(checkpoint_bytes(test::bundled("moonshotai/Kimi-Linear-48B-A3B-Instruct")).count(), 98'245'528'576LL);
   // Nemotron-3 Nano has no recorded size; NVIDIA states 31.6 B parameters, all bf16.
   EXPECT_NEAR(static_cast<double>(checkpoint_bytes(test::bundled("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")).count()),
               2 * 31.6e9, 2 * 0.05e9);

@@ -54,6 +54,8 @@ INSTANTIATE_TEST_SUITE_P(
         Golden{"Qwen/Qwen3-VL-30B-A3B-Instruct", 1, 48 * 2 * 4 * 128 * 2, "Qwen3-VL-MoE text: 48 x K,V x 4 x 128 x 2 B"},
         Golden{"nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", 1, 6 * 2 * 2 * 128 * 2,
                "Nemotron-3 Nano: the 6 attention (*) of 52 layers x K,V x 2 x 128 x 2 B; M/E/- layers hold none"},
+        Golden{"moonshotai/Kimi-Linear-48B-A3B-Instruct", 2, 7 * (512 + 64) * 2,
+               "Kimi-Linear: only the 7 MLA layers grow, 576 x 2 B each on every TP rank"},
         Golden{"zai-org/GLM-5-FP8", 8, 78 * ((512 + 64) * 2 + 128 + 4),
                "GLM-5 (MLA + DSA indexer): 78 x (576 x 2 B + 128 uint8 + 1 fp32 scale)"}));
 

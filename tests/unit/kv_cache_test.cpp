@@ -256,6 +256,23 @@ TEST(KvHybridMamba, NemotronMamba2StateSetsTheBlock) {
   EXPECT_EQ(kv.groups.size(), 1u + 4u);  // attention, and 23 Mamba layers in cdiv(23, 6) = 4 groups
 }
 
+TEST(KvHybridMamba, KimiLinearPadsTheLinearGroups) {
+  // 7 MLA + 20 KDA layers: groups of 7, the KDA layers in cdiv(20, 7) = 3 groups (one padding layer,
+  // as vLLM warns "Add 1 padding layers"). KDA state at TP2: 3 x 2048 x 3 x 2 B + 16 x 128 x 128 x 4 B
+  // = 1,085,440 B; MLA token 1152 B → block 16 x cdiv(1,085,440, 18,432) = 944.
+  const ModelSpec m = test::bundled("moonshotai/Kimi-Linear-48B-A3B-Instruct");
+  Deployment d;
+  d.tensor_parallel_size = 2;
+  const KvCacheLayout kv =
+      make_kv_cache_layout(m, make_parallel_layout(m, d, 0), {"bfloat16", 2, "test"}, 16, 8192, "none");
+  EXPECT_EQ(kv.attention_block_size(), 944);
+  EXPECT_EQ(kv.group_size, 7);
+  EXPECT_EQ(kv.groups.size(), 4u);
+  std::int64_t layers_in_groups = 0;
+  for (const auto& g : kv.groups) layers_in_groups += g.num_layers;
+  EXPECT_EQ(kv.groups.size() * 7 - static_cast<std::size_t>(layers_in_groups), 1u);
+}
+
 TEST(KvHybridMamba, LargestLengthMatchesABruteForceScan) {
   const KvCacheLayout kv = qwen3_next(1, "align");
   for (const std::int64_t pages : {10, 11, 37}) {

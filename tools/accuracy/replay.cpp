@@ -34,6 +34,7 @@ std::string preset_for(const std::string& gpu_model) {
   if (has("L40S")) return "l40s";
   if (has("4090")) return "rtx-4090";
   if (has("5090")) return "rtx-5090";
+  if (has("3090")) return "rtx-3090";
   if (has("MI300X")) return "mi300x";
   return "";
 }
@@ -57,10 +58,13 @@ double gib_of(Bytes b) { return to_gib(b); }
 std::vector<ReplayRow> replay_observations(const std::string& observations, const std::string& aliases_path,
                                            const ConfigDir& configs) {
   Json aliases = Json::object();
+  Json version_hints = Json::object();
   if (!aliases_path.empty()) {
     std::ifstream in(aliases_path);
     if (!in) throw InputError(fmt::format("{}: cannot be read", aliases_path));
-    aliases = Json::parse(in).at("aliases");
+    const Json file = Json::parse(in);
+    aliases = file.at("aliases");
+    if (file.contains("version_hints")) version_hints = file.at("version_hints");
   }
   const auto profiles = list_vllm_profiles(configs);
   std::ifstream in(observations);
@@ -113,6 +117,10 @@ std::vector<ReplayRow> replay_observations(const std::string& observations, cons
     }
     // Versions older than every profile use the oldest one (the replay's choice, not the library's).
     std::string version = version_of(field<std::string>(row, "vllm_version"));
+    if (version.empty() && version_hints.contains(r.id)) {
+      version = version_hints[r.id].at("vllm_version").get<std::string>();
+      r.note = fmt::format("vLLM version inferred as {}: {}", version, version_hints[r.id].at("why").get<std::string>());
+    }
     VllmProfile profile;
     try {
       profile = load_vllm_profile(version, configs);
