@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "gpubudget/error.h"
-#include "parse_context.h"
+#include "blocks.h"
 
 namespace gpubudget::detail {
 
@@ -114,26 +114,10 @@ void parse_deepseek_v2(const ParseContext& c, ModelSpec& model) {
         layer.replicated.push_back(
             tensor(m + "gate.e_score_correction_bias", Component::kRouter, experts, Dtype::kFloat32));
       }
-      ExpertsModule e;
-      e.name = m + "experts";
-      e.num_experts = experts;
-      e.intermediate_size = moe_I;
-      e.hidden_size = H;
-      e.format = c.expert_format_for(m + "experts");
-      layer.experts.push_back(e);
-      if (shared > 0) {
-        const std::string s = m + "shared_experts.";
-        layer.linears.push_back(make_linear(s + "gate_up_proj", Component::kSharedExperts, Parallelism::kColumn,
-                                       {shared * moe_I, shared * moe_I}, H,
-                                       c.format_for({s + "gate_proj", s + "up_proj"})));
-        layer.linears.push_back(make_linear(s + "down_proj", Component::kSharedExperts, Parallelism::kRow, {H},
-                                       shared * moe_I, c.format_for({s + "down_proj"})));
-      }
+      add_experts(c, layer, m + "experts", experts, moe_I, H);
+      if (shared > 0) add_gated_mlp(c, layer, m + "shared_experts.", H, shared * moe_I, Component::kSharedExperts);
     } else {
-      layer.linears.push_back(make_linear(m + "gate_up_proj", Component::kDenseMlp, Parallelism::kColumn,
-                                     {dense_I, dense_I}, H, c.format_for({m + "gate_proj", m + "up_proj"})));
-      layer.linears.push_back(make_linear(m + "down_proj", Component::kDenseMlp, Parallelism::kRow, {H}, dense_I,
-                                     c.format_for({m + "down_proj"})));
+      add_gated_mlp(c, layer, m, H, dense_I, Component::kDenseMlp);
     }
     (i < L ? model.layers : model.mtp_layers).push_back(std::move(layer));
   }

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "gpubudget/error.h"
-#include "parse_context.h"
+#include "blocks.h"
 
 namespace gpubudget::detail {
 
@@ -40,26 +40,12 @@ void parse_gpt_oss(const ParseContext& c, ModelSpec& model) {
     layer.attention.head_dim = d;
     layer.attention.head_dim_v = d;
     const std::string p = fmt::format("model.layers.{}.", i);
-    LinearModule qkv = make_linear(p + "attn.qkv_proj", Component::kAttention, Parallelism::kQkv,
-                                   {n * d, kv * d, kv * d}, H, plain, true);
-    qkv.num_heads = n;
-    qkv.num_kv_heads = kv;
-    qkv.head_dim = d;
-    layer.linears.push_back(qkv);
-    layer.linears.push_back(make_linear(p + "attn.o_proj", Component::kAttention, Parallelism::kRow, {H}, n * d, plain,
-                                        true));
+    add_gqa_attention(c, layer, p + "attn.", H, n, n, kv, d, /*qkv_bias=*/true, /*o_bias=*/true);
     // One sink logit per local query head.
     layer.linears.push_back(make_linear(p + "attn.sinks", Component::kAttention, Parallelism::kColumn, {n}, 1, plain));
     layer.linears.push_back(make_linear(p + "mlp.router", Component::kRouter, Parallelism::kReplicated, {E}, H, plain,
                                         true));
-    ExpertsModule e;
-    e.name = p + "mlp.experts";
-    e.num_experts = E;
-    e.intermediate_size = I;
-    e.hidden_size = H;
-    e.format = c.expert_format_for(e.name);
-    layer.experts.push_back(e);
-    layer.is_moe = true;
+    add_experts(c, layer, p + "mlp.experts", E, I, H);
     layer.replicated.push_back({p + "input_layernorm", Component::kNorms, H, dt});
     layer.replicated.push_back({p + "post_attention_layernorm", Component::kNorms, H, dt});
     model.layers.push_back(std::move(layer));

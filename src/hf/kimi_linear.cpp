@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "gpubudget/error.h"
-#include "parse_context.h"
+#include "blocks.h"
 
 namespace gpubudget::detail {
 
@@ -92,26 +92,10 @@ void parse_kimi_linear(const ParseContext& c, ModelSpec& model) {
     if (layer.is_moe) {
       layer.linears.push_back(make_linear(m + "gate", Component::kRouter, Parallelism::kReplicated, {E}, H, plain));
       layer.replicated.push_back({m + "gate.e_score_correction_bias", Component::kRouter, E, dt});
-      ExpertsModule e;
-      e.name = m + "experts";
-      e.num_experts = E;
-      e.intermediate_size = moe_I;
-      e.hidden_size = H;
-      e.format = c.expert_format_for(e.name);
-      layer.experts.push_back(e);
-      if (shared > 0) {
-        const std::string s = m + "shared_experts.";
-        layer.linears.push_back(make_linear(s + "gate_up_proj", Component::kSharedExperts, Parallelism::kColumn,
-                                            {shared * moe_I, shared * moe_I}, H,
-                                            c.format_for({s + "gate_proj", s + "up_proj"})));
-        layer.linears.push_back(make_linear(s + "down_proj", Component::kSharedExperts, Parallelism::kRow, {H},
-                                            shared * moe_I, c.format_for({s + "down_proj"})));
-      }
+      add_experts(c, layer, m + "experts", E, moe_I, H);
+      if (shared > 0) add_gated_mlp(c, layer, m + "shared_experts.", H, shared * moe_I, Component::kSharedExperts);
     } else {
-      layer.linears.push_back(make_linear(m + "gate_up_proj", Component::kDenseMlp, Parallelism::kColumn,
-                                          {dense_I, dense_I}, H, c.format_for({m + "gate_proj", m + "up_proj"})));
-      layer.linears.push_back(make_linear(m + "down_proj", Component::kDenseMlp, Parallelism::kRow, {H}, dense_I,
-                                          c.format_for({m + "down_proj"})));
+      add_gated_mlp(c, layer, m, H, dense_I, Component::kDenseMlp);
     }
     layer.replicated.push_back({p + "input_layernorm", Component::kNorms, H, dt});
     layer.replicated.push_back({p + "post_attention_layernorm", Component::kNorms, H, dt});

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "gpubudget/error.h"
-#include "parse_context.h"
+#include "blocks.h"
 
 namespace gpubudget::detail {
 
@@ -147,14 +147,7 @@ void parse_llama(const ParseContext& c, ModelSpec& model) {
     const std::string p = fmt::format("model.layers.{}.", i);
     const std::string a = p + "self_attn.";
 
-    LinearModule qkv = make_linear(a + "qkv_proj", Component::kAttention, Parallelism::kQkv, {n * d, kv * d, kv * d},
-                                   H, c.format_for({a + "q_proj", a + "k_proj", a + "v_proj"}), qkv_bias);
-    qkv.num_heads = n;
-    qkv.num_kv_heads = kv;
-    qkv.head_dim = d;
-    layer.linears.push_back(qkv);
-    layer.linears.push_back(make_linear(a + "o_proj", Component::kAttention, Parallelism::kRow, {H}, n * d,
-                                        c.format_for({a + "o_proj"})));
+    add_gqa_attention(c, layer, a, H, n, n, kv, d, qkv_bias);
     if (tr.qk_norm) {
       layer.replicated.push_back({a + "q_norm", Component::kAttention, d, dt});
       layer.replicated.push_back({a + "k_norm", Component::kAttention, d, dt});
@@ -180,27 +173,14 @@ void parse_llama(const ParseContext& c, ModelSpec& model) {
         layer.replicated.push_back({p + "block_sparse_moe.e_score_correction_bias", Component::kRouter, experts,
                                     Dtype::kFloat32});
       }
-      ExpertsModule e;
-      e.name = block_sparse ? p + "block_sparse_moe.experts" : m + "experts";
-      e.num_experts = experts;
-      e.intermediate_size = moe_I;
-      e.hidden_size = H;
-      e.format = c.expert_format_for(e.name);
-      layer.experts.push_back(e);
+      add_experts(c, layer, block_sparse ? p + "block_sparse_moe.experts" : m + "experts", experts, moe_I, H);
       if (shared_I > 0) {
-        const std::string s = m + "shared_expert.";
-        layer.linears.push_back(make_linear(s + "gate_up_proj", Component::kSharedExperts, Parallelism::kColumn,
-                                            {shared_I, shared_I}, H, c.format_for({s + "gate_proj", s + "up_proj"})));
-        layer.linears.push_back(make_linear(s + "down_proj", Component::kSharedExperts, Parallelism::kRow, {H},
-                                            shared_I, c.format_for({s + "down_proj"})));
+        add_gated_mlp(c, layer, m + "shared_expert.", H, shared_I, Component::kSharedExperts);
         layer.linears.push_back(make_linear(m + "shared_expert_gate", Component::kRouter, Parallelism::kReplicated,
                                             {1}, H, c.unquantized()));
       }
     } else {
-      layer.linears.push_back(make_linear(m + "gate_up_proj", Component::kDenseMlp, Parallelism::kColumn, {I, I}, H,
-                                          c.format_for({m + "gate_proj", m + "up_proj"}), mlp_bias));
-      layer.linears.push_back(make_linear(m + "down_proj", Component::kDenseMlp, Parallelism::kRow, {H}, I,
-                                          c.format_for({m + "down_proj"}), mlp_bias));
+      add_gated_mlp(c, layer, m, H, I, Component::kDenseMlp, mlp_bias);
     }
     for (int k = 0; k < tr.norms_per_layer; ++k) {
       layer.replicated.push_back({fmt::format("{}norm{}", p, k), Component::kNorms, H, dt});

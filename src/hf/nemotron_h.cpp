@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "gpubudget/error.h"
-#include "parse_context.h"
+#include "blocks.h"
 
 namespace gpubudget::detail {
 
@@ -77,14 +77,7 @@ void parse_nemotron_h(const ParseContext& c, ModelSpec& model) {
       layer.attention.num_key_value_heads = kv;
       layer.attention.head_dim = d;
       layer.attention.head_dim_v = d;
-      LinearModule qkv = make_linear(x + "qkv_proj", Component::kAttention, Parallelism::kQkv, {n * d, kv * d, kv * d},
-                                     H, c.format_for({x + "q_proj", x + "k_proj", x + "v_proj"}));
-      qkv.num_heads = n;
-      qkv.num_kv_heads = kv;
-      qkv.head_dim = d;
-      layer.linears.push_back(qkv);
-      layer.linears.push_back(make_linear(x + "o_proj", Component::kAttention, Parallelism::kRow, {H}, n * d,
-                                          c.format_for({x + "o_proj"})));
+      add_gqa_attention(c, layer, x, H, n, n, kv, d);
     } else if (type == '-') {
       const std::string x = p + "mixer.";
       layer.linears.push_back(make_linear(x + "up_proj", Component::kDenseMlp, Parallelism::kColumn, {I}, H,
@@ -94,17 +87,9 @@ void parse_nemotron_h(const ParseContext& c, ModelSpec& model) {
     } else if (type == 'E') {
       if (E == 0) t.fail("n_routed_experts", "an expert count for the E layers of hybrid_override_pattern");
       const std::string x = p + "mixer.";
-      layer.is_moe = true;
       layer.linears.push_back(make_linear(x + "gate", Component::kRouter, Parallelism::kReplicated, {E}, H, router));
       layer.replicated.push_back({x + "gate.e_score_correction_bias", Component::kRouter, E, Dtype::kFloat32});
-      ExpertsModule e;
-      e.name = x + "experts";
-      e.num_experts = E;
-      e.intermediate_size = moe_I;
-      e.hidden_size = H;
-      e.gated = false;
-      e.format = c.expert_format_for(e.name);
-      layer.experts.push_back(e);
+      add_experts(c, layer, x + "experts", E, moe_I, H, /*gated=*/false);
       if (shared_I > 0) {
         const std::string s = x + "shared_experts.";
         layer.linears.push_back(make_linear(s + "up_proj", Component::kSharedExperts, Parallelism::kColumn, {shared_I},

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "gpubudget/error.h"
-#include "parse_context.h"
+#include "blocks.h"
 
 namespace gpubudget::detail {
 
@@ -74,15 +74,7 @@ void parse_qwen3_next(const ParseContext& c, ModelSpec& model) {
       layer.attention.head_dim_v = d;
       const std::string a = p + "self_attn.";
       // The query projection also yields the output gate (attn_output_gate): 2·n·d outputs.
-      LinearModule qkv = make_linear(a + "qkv_proj", Component::kAttention, Parallelism::kQkv,
-                                     {2 * n * d, kv * d, kv * d}, H,
-                                     c.format_for({a + "q_proj", a + "k_proj", a + "v_proj"}));
-      qkv.num_heads = 2 * n;
-      qkv.num_kv_heads = kv;
-      qkv.head_dim = d;
-      layer.linears.push_back(qkv);
-      layer.linears.push_back(make_linear(a + "o_proj", Component::kAttention, Parallelism::kRow, {H}, n * d,
-                                          c.format_for({a + "o_proj"})));
+      add_gqa_attention(c, layer, a, H, 2 * n, n, kv, d);
       layer.replicated.push_back({a + "q_norm", Component::kAttention, d, dt});
       layer.replicated.push_back({a + "k_norm", Component::kAttention, d, dt});
     } else {
@@ -112,30 +104,16 @@ void parse_qwen3_next(const ParseContext& c, ModelSpec& model) {
     }
     const std::string m = p + "mlp.";
     if (dense) {
-      layer.linears.push_back(make_linear(m + "gate_up_proj", Component::kDenseMlp, Parallelism::kColumn,
-                                          {dense_I, dense_I}, H, c.format_for({m + "gate_proj", m + "up_proj"})));
-      layer.linears.push_back(make_linear(m + "down_proj", Component::kDenseMlp, Parallelism::kRow, {H}, dense_I,
-                                          c.format_for({m + "down_proj"})));
+      add_gated_mlp(c, layer, m, H, dense_I, Component::kDenseMlp);
       layer.replicated.push_back({p + "input_layernorm", Component::kNorms, H, dt});
       layer.replicated.push_back({p + "post_attention_layernorm", Component::kNorms, H, dt});
       (i < L ? model.layers : model.mtp_layers).push_back(std::move(layer));
       continue;
     }
-    layer.is_moe = true;
     layer.linears.push_back(make_linear(m + "gate", Component::kRouter, Parallelism::kReplicated, {E}, H, plain));
-    ExpertsModule e;
-    e.name = m + "experts";
-    e.num_experts = E;
-    e.intermediate_size = moe_I;
-    e.hidden_size = H;
-    e.format = c.expert_format_for(e.name);
-    layer.experts.push_back(e);
+    add_experts(c, layer, m + "experts", E, moe_I, H);
     if (shared_I > 0) {
-      const std::string s = m + "shared_expert.";
-      layer.linears.push_back(make_linear(s + "gate_up_proj", Component::kSharedExperts, Parallelism::kColumn,
-                                          {shared_I, shared_I}, H, c.format_for({s + "gate_proj", s + "up_proj"})));
-      layer.linears.push_back(make_linear(s + "down_proj", Component::kSharedExperts, Parallelism::kRow, {H}, shared_I,
-                                          c.format_for({s + "down_proj"})));
+      add_gated_mlp(c, layer, m + "shared_expert.", H, shared_I, Component::kSharedExperts);
       layer.linears.push_back(make_linear(m + "shared_expert_gate", Component::kRouter, Parallelism::kReplicated, {1},
                                           H, plain));
     }

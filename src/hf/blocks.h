@@ -1,0 +1,24 @@
+// Building blocks the family parsers share: a gated MLP, a FusedMoE block, a GQA attention block.
+#pragma once
+
+#include <string>
+
+#include "parse_context.h"
+
+namespace gpubudget::detail {
+
+// gate_up_proj [2I, H] (column) and down_proj [H, I] (row); checkpoint shards gate/up/down_proj.
+void add_gated_mlp(const ParseContext& c, LayerSpec& layer, const std::string& prefix, std::int64_t hidden,
+                   std::int64_t intermediate, Component component, bool bias = false);
+
+// A FusedMoE block of `experts` experts named `name` (gated unless said otherwise).
+void add_experts(const ParseContext& c, LayerSpec& layer, const std::string& name, std::int64_t experts,
+                 std::int64_t intermediate, std::int64_t hidden, bool gated = true);
+
+// Full attention: qkv_proj (QKV-parallel) and o_proj (row). `query_heads` may exceed the attention
+// heads when the query projection also yields an output gate (Qwen3-Next: 2·n).
+void add_gqa_attention(const ParseContext& c, LayerSpec& layer, const std::string& prefix, std::int64_t hidden,
+                       std::int64_t query_heads, std::int64_t attention_heads, std::int64_t kv_heads,
+                       std::int64_t head_dim, bool qkv_bias = false, bool o_bias = false);
+
+}  // namespace gpubudget::detail
