@@ -14,7 +14,7 @@ namespace detail {
 
 namespace {
 
-enum class Family { kDeepseekV2, kLlama, kGptOss, kQwen3Next, kNemotronH, kKimiLinear };
+enum class Family { kDeepseekV2, kLlama, kLlama4, kGptOss, kQwen3Next, kNemotronH, kKimiLinear };
 
 // Families by the language model's `model_type` (vLLM picks by `architectures`; the text model's
 // type is what decides the layer layout for the wrappers we support).
@@ -27,6 +27,7 @@ std::optional<Family> family_of(const std::string& model_type) {
   if (model_type == "gpt_oss") return Family::kGptOss;
   if (model_type == "nemotron_h") return Family::kNemotronH;
   if (model_type == "kimi_linear") return Family::kKimiLinear;
+  if (model_type == "llama4_text") return Family::kLlama4;
   if (model_type == "qwen3_next" || model_type == "qwen3_5_text" || model_type == "qwen3_5_moe_text") {
     return Family::kQwen3Next;
   }
@@ -65,14 +66,12 @@ std::string closest_family_hint(const std::string& model_type) {
   static constexpr Hint kHints[] = {
       {"deepseek_v4", "DeepSeek-V4 compressed sparse attention is not modelled; closest supported family: deepseek_v3"},
       {"gemma4", "Gemma 4 is not modelled yet; closest supported family: gemma3_text"},
-      {"llama4", "Llama 4 (chunked local attention, interleaved MoE) is not modelled yet; closest supported family: "
-                 "llama / mixtral"},
   };
   for (const auto& hint : kHints) {
     if (model_type.rfind(hint.prefix, 0) == 0) return hint.text;
   }
   return "supported model types: deepseek_v2, deepseek_v3, deepseek_v32, glm_moe_dsa, kimi_k2, llama, mistral, qwen2, qwen3, qwen2_moe, "
-         "qwen3_moe, mixtral, minimax_m2, phi3, granite, gemma, gemma2, gemma3_text, gpt_oss, qwen3_next, qwen3_5_text, qwen3_5_moe_text, qwen3_vl_text, qwen3_vl_moe_text, nemotron_h, kimi_linear";
+         "qwen3_moe, mixtral, minimax_m2, phi3, granite, gemma, gemma2, gemma3_text, gpt_oss, qwen3_next, qwen3_5_text, qwen3_5_moe_text, qwen3_vl_text, qwen3_vl_moe_text, nemotron_h, kimi_linear, llama4_text";
 }
 
 }  // namespace detail
@@ -150,13 +149,20 @@ ModelSpec parse_model_config(const std::string& config_json, const std::string& 
     case detail::Family::kQwen3Next: detail::parse_qwen3_next(context, model); break;
     case detail::Family::kNemotronH: detail::parse_nemotron_h(context, model); break;
     case detail::Family::kKimiLinear: detail::parse_kimi_linear(context, model); break;
+    case detail::Family::kLlama4: detail::parse_llama4(context, model); break;
   }
 
   // The LM head stays unquantized: vLLM's fp8 and ModelOpt configs do not quantize ParallelLMHead,
   // and Kimi-K2.5 builds it without a quant config at all.
   model.lm_head_format = context.unquantized();
 
-  if (root.has("vision_config")) detail::parse_vision(root, model);
+  if (root.has("vision_config")) {
+    detail::parse_vision(root, model);
+  } else if (model.architecture.find("ForConditionalGeneration") != std::string::npos) {
+    throw InputError(fmt::format("{}: {} is a multimodal wrapper but the config has no vision_config, so its vision "
+                                 "tower cannot be sized (an incomplete config?)",
+                                 source, model.architecture));
+  }
 
   detail::derive_max_model_len(text, model, model.model_type == "gemma3_text" ? 131072 : 0);
   detail::check_model_size(model);

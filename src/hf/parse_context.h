@@ -64,6 +64,7 @@ void parse_gpt_oss(const ParseContext& context, ModelSpec& model);
 void parse_qwen3_next(const ParseContext& context, ModelSpec& model);
 void parse_nemotron_h(const ParseContext& context, ModelSpec& model);
 void parse_kimi_linear(const ParseContext& context, ModelSpec& model);
+void parse_llama4(const ParseContext& context, ModelSpec& model);
 bool is_llama_like(const std::string& model_type);
 void parse_llama(const ParseContext& context, ModelSpec& model);
 // The vision tower and projector of a multimodal wrapper (`vision_config` present). Throws InputError

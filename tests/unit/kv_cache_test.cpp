@@ -273,6 +273,21 @@ TEST(KvHybridMamba, KimiLinearPadsTheLinearGroups) {
   EXPECT_EQ(kv.groups.size() * 7 - static_cast<std::size_t>(layers_in_groups), 1u);
 }
 
+TEST(KvChunkedLocal, Llama4ScoutHoldsOneChunkInItsLocalLayers) {
+  // Llama 4 Scout text, TP8: 36 chunked-local layers (chunk 8192) and 12 global NoPE layers, 8 KV heads
+  // of 128 → one per rank: 512 B per token and layer. Local layer need: cdiv(min(8192 + T, M), 16) blocks.
+  const ModelSpec m = load_model(test::data_dir() + "/configs/llama4-scout-text.json", test::configs());
+  Deployment d;
+  d.tensor_parallel_size = 8;
+  const KvCacheLayout kv =
+      make_kv_cache_layout(m, make_parallel_layout(m, d, 0), {"bfloat16", 2, "test"}, 16, 8192, "none");
+  EXPECT_EQ(kv.bytes_per_token(), 12 * 512);
+  EXPECT_EQ(kv.grouping, KvGrouping::kHybrid);
+  const std::int64_t page = 16 * 512;
+  EXPECT_EQ(kv.needed(1'000'000).count(), 12 * page * (3 * cdiv(8192 + 8192, 16) + cdiv(1'000'000, 16)));
+  EXPECT_EQ(kv.needed(4000).count(), 12 * page * (3 * cdiv(4000, 16) + cdiv(4000, 16)));
+}
+
 TEST(KvHybridMamba, LargestLengthMatchesABruteForceScan) {
   const KvCacheLayout kv = qwen3_next(1, "align");
   for (const std::int64_t pages : {10, 11, 37}) {

@@ -105,6 +105,17 @@ void expect_input_error(const std::string& json, const std::string& fragment) {
   }
 }
 
+TEST(ModelParse, MultimodalWrapperWithoutVisionConfigIsRefused) {
+  // The bundled Llama 4 config is an excerpt without vision_config: sizing it would drop the tower.
+  try {
+    load_model(test::configs().root.string() + "/models/meta-llama__Llama-4-Scout-17B-16E-Instruct/config.partial.json",
+               test::configs());
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("has no vision_config"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ModelParse, PythonJsonInfinityIsAccepted) {
   // Nemotron-H-56B's config has "time_step_limit": [0.0, Infinity], which Python's json writes and reads.
   const ModelSpec m = test::bundled("nvidia/Nemotron-H-56B-Base-8K");
