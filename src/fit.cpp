@@ -144,7 +144,8 @@ FitResult fit(const ModelSpec& checkpoint, const GpuSpec& gpu, const Deployment&
   if (backend == nullptr) {
     const AttentionBackend* fallback = first_backend_on(profile, gpu, kind, sparse);
     r.warnings.push_back(fmt::format(
-        "no {} attention backend of vLLM {} accepts a {} KV cache on {}{}; vLLM would fail to start with it",
+        "no {} attention backend of the vLLM {} profile accepts a {} KV cache on {}{}; vLLM would fail to start "
+        "with it",
         kind == AttentionKind::kMla ? "MLA" : "standard", profile.version, r.kv_cache_dtype.name, gpu.name,
         gpu.platform == Platform::kCuda
             ? fmt::format(" (compute capability {}.{})", gpu.compute_capability_major, gpu.compute_capability_minor)

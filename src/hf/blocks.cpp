@@ -37,4 +37,21 @@ void add_gqa_attention(const ParseContext& c, LayerSpec& layer, const std::strin
                                       attention_heads * head_dim, c.format_for({p + "o_proj"}), o_bias));
 }
 
+AttentionSpec standard_attention(AttentionKind kind, std::int64_t heads, std::int64_t kv_heads, std::int64_t head_dim,
+                                 std::int64_t window) {
+  AttentionSpec a;
+  a.kind = kind;
+  a.num_attention_heads = heads;
+  a.num_key_value_heads = kv_heads;
+  a.head_dim = head_dim;
+  a.head_dim_v = head_dim;
+  a.window = window;
+  return a;
+}
+
+void add_layer_norms(LayerSpec& layer, const std::string& p, std::int64_t hidden, Dtype dtype) {
+  layer.replicated.push_back({p + "input_layernorm", Component::kNorms, hidden, dtype});
+  layer.replicated.push_back({p + "post_attention_layernorm", Component::kNorms, hidden, dtype});
+}
+
 }  // namespace gpubudget::detail

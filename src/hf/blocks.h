@@ -21,4 +21,11 @@ void add_gqa_attention(const ParseContext& c, LayerSpec& layer, const std::strin
                        std::int64_t query_heads, std::int64_t attention_heads, std::int64_t kv_heads,
                        std::int64_t head_dim, bool qkv_bias = false, bool o_bias = false);
 
+// The KV geometry of a standard attention layer (full, sliding window or chunked local).
+AttentionSpec standard_attention(AttentionKind kind, std::int64_t heads, std::int64_t kv_heads, std::int64_t head_dim,
+                                 std::int64_t window = 0);
+
+// input_layernorm and post_attention_layernorm of width `hidden`.
+void add_layer_norms(LayerSpec& layer, const std::string& prefix, std::int64_t hidden, Dtype dtype);
+
 }  // namespace gpubudget::detail

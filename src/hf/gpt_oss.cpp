@@ -33,12 +33,8 @@ void parse_gpt_oss(const ParseContext& c, ModelSpec& model) {
     LayerSpec layer;
     layer.index = i;
     const bool sliding = types[static_cast<std::size_t>(i)] == "sliding_attention";
-    layer.attention.kind = sliding ? AttentionKind::kSlidingWindow : AttentionKind::kFull;
-    layer.attention.window = sliding ? window : 0;
-    layer.attention.num_attention_heads = n;
-    layer.attention.num_key_value_heads = kv;
-    layer.attention.head_dim = d;
-    layer.attention.head_dim_v = d;
+    layer.attention = standard_attention(sliding ? AttentionKind::kSlidingWindow : AttentionKind::kFull, n, kv, d,
+                                         sliding ? window : 0);
     const std::string p = fmt::format("model.layers.{}.", i);
     add_gqa_attention(c, layer, p + "attn.", H, n, n, kv, d, /*qkv_bias=*/true, /*o_bias=*/true);
     // One sink logit per local query head.
@@ -46,8 +42,7 @@ void parse_gpt_oss(const ParseContext& c, ModelSpec& model) {
     layer.linears.push_back(make_linear(p + "mlp.router", Component::kRouter, Parallelism::kReplicated, {E}, H, plain,
                                         true));
     add_experts(c, layer, p + "mlp.experts", E, I, H);
-    layer.replicated.push_back({p + "input_layernorm", Component::kNorms, H, dt});
-    layer.replicated.push_back({p + "post_attention_layernorm", Component::kNorms, H, dt});
+    add_layer_norms(layer, p, H, dt);
     model.layers.push_back(std::move(layer));
   }
   model.final_norms.push_back({"model.norm", Component::kNorms, H, dt});

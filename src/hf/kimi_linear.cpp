@@ -97,8 +97,7 @@ void parse_kimi_linear(const ParseContext& c, ModelSpec& model) {
     } else {
       add_gated_mlp(c, layer, m, H, dense_I, Component::kDenseMlp);
     }
-    layer.replicated.push_back({p + "input_layernorm", Component::kNorms, H, dt});
-    layer.replicated.push_back({p + "post_attention_layernorm", Component::kNorms, H, dt});
+    add_layer_norms(layer, p, H, dt);
     model.layers.push_back(std::move(layer));
   }
   model.final_norms.push_back({"model.norm", Component::kNorms, H, dt});

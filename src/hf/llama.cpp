@@ -138,12 +138,8 @@ void parse_llama(const ParseContext& c, ModelSpec& model) {
     LayerSpec layer;
     layer.index = i;
     const bool is_sliding = sliding[static_cast<std::size_t>(i)];
-    layer.attention.kind = is_sliding ? AttentionKind::kSlidingWindow : AttentionKind::kFull;
-    layer.attention.window = is_sliding ? window : 0;
-    layer.attention.num_attention_heads = n;
-    layer.attention.num_key_value_heads = kv;
-    layer.attention.head_dim = d;
-    layer.attention.head_dim_v = d;
+    layer.attention = standard_attention(is_sliding ? AttentionKind::kSlidingWindow : AttentionKind::kFull, n, kv, d,
+                                         is_sliding ? window : 0);
     const std::string p = fmt::format("model.layers.{}.", i);
     const std::string a = p + "self_attn.";
 

@@ -35,12 +35,8 @@ void parse_llama4(const ParseContext& c, ModelSpec& model) {
     LayerSpec layer;
     layer.index = i;
     const bool local = rope_layers[static_cast<std::size_t>(i)] == 1;
-    layer.attention.kind = local ? AttentionKind::kChunkedLocal : AttentionKind::kFull;
-    layer.attention.window = local ? chunk : 0;
-    layer.attention.num_attention_heads = n;
-    layer.attention.num_key_value_heads = kv;
-    layer.attention.head_dim = d;
-    layer.attention.head_dim_v = d;
+    layer.attention =
+        standard_attention(local ? AttentionKind::kChunkedLocal : AttentionKind::kFull, n, kv, d, local ? chunk : 0);
     const std::string p = fmt::format("model.layers.{}.", i);
     add_gqa_attention(c, layer, p + "self_attn.", H, n, n, kv, d, t.boolean("attention_bias", false));
     const std::string m = p + "feed_forward.";
@@ -52,8 +48,7 @@ void parse_llama4(const ParseContext& c, ModelSpec& model) {
     } else {
       add_gated_mlp(c, layer, m, H, dense_I, Component::kDenseMlp);
     }
-    layer.replicated.push_back({p + "input_layernorm", Component::kNorms, H, dt});
-    layer.replicated.push_back({p + "post_attention_layernorm", Component::kNorms, H, dt});
+    add_layer_norms(layer, p, H, dt);
     model.layers.push_back(std::move(layer));
   }
   model.final_norms.push_back({"model.norm", Component::kNorms, H, dt});

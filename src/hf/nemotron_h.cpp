@@ -72,11 +72,7 @@ void parse_nemotron_h(const ParseContext& c, ModelSpec& model) {
                                           c.format_for({x + "out_proj"}), proj_bias));
     } else if (type == '*') {
       const std::string x = p + "mixer.";
-      layer.attention.kind = AttentionKind::kFull;
-      layer.attention.num_attention_heads = n;
-      layer.attention.num_key_value_heads = kv;
-      layer.attention.head_dim = d;
-      layer.attention.head_dim_v = d;
+      layer.attention = standard_attention(AttentionKind::kFull, n, kv, d);
       add_gqa_attention(c, layer, x, H, n, n, kv, d);
     } else if (type == '-') {
       const std::string x = p + "mixer.";

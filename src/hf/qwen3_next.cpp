@@ -67,11 +67,7 @@ void parse_qwen3_next(const ParseContext& c, ModelSpec& model) {
     layer.index = i;
     const std::string p = i < L ? fmt::format("model.layers.{}.", i) : fmt::format("mtp.layers.{}.", i - L);
     if (i >= L || full[static_cast<std::size_t>(i)]) {
-      layer.attention.kind = AttentionKind::kFull;
-      layer.attention.num_attention_heads = n;
-      layer.attention.num_key_value_heads = kv;
-      layer.attention.head_dim = d;
-      layer.attention.head_dim_v = d;
+      layer.attention = standard_attention(AttentionKind::kFull, n, kv, d);
       const std::string a = p + "self_attn.";
       // The query projection also yields the output gate (attn_output_gate): 2·n·d outputs.
       add_gqa_attention(c, layer, a, H, 2 * n, n, kv, d);
@@ -105,8 +101,7 @@ void parse_qwen3_next(const ParseContext& c, ModelSpec& model) {
     const std::string m = p + "mlp.";
     if (dense) {
       add_gated_mlp(c, layer, m, H, dense_I, Component::kDenseMlp);
-      layer.replicated.push_back({p + "input_layernorm", Component::kNorms, H, dt});
-      layer.replicated.push_back({p + "post_attention_layernorm", Component::kNorms, H, dt});
+      add_layer_norms(layer, p, H, dt);
       (i < L ? model.layers : model.mtp_layers).push_back(std::move(layer));
       continue;
     }
@@ -117,8 +112,7 @@ void parse_qwen3_next(const ParseContext& c, ModelSpec& model) {
       layer.linears.push_back(make_linear(m + "shared_expert_gate", Component::kRouter, Parallelism::kReplicated, {1},
                                           H, plain));
     }
-    layer.replicated.push_back({p + "input_layernorm", Component::kNorms, H, dt});
-    layer.replicated.push_back({p + "post_attention_layernorm", Component::kNorms, H, dt});
+    add_layer_norms(layer, p, H, dt);
     (i < L ? model.layers : model.mtp_layers).push_back(std::move(layer));
   }
   model.final_norms.push_back({"model.norm", Component::kNorms, H, dt});
