@@ -29,7 +29,7 @@ void add_fit_options(CLI::App& fit, FitOptions& o) {
   fit.add_flag("--enable-expert-parallel", d.enable_expert_parallel, "shard routed experts whole over TPxDP");
   fit.add_option("--gpu-memory-utilization", d.gpu_memory_utilization, "fraction of the GPU vLLM may use");
   fit.add_option("--dtype", d.dtype, "auto, bfloat16, float16, float32: unquantized weights and auto KV dtype");
-  fit.add_option("--kv-cache-dtype", d.kv_cache_dtype, "auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2");
+  fit.add_option("--kv-cache-dtype", d.kv_cache_dtype, "auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2, fp8_ds_mla");
   fit.add_option("--max-model-len", o.max_model_len, "length to judge: N, 128k, auto or -1 (default: model maximum)");
   fit.add_option("--max-num-seqs", d.max_num_seqs, "default: vLLM's for the GPU")->check(CLI::PositiveNumber);
   fit.add_option("--max-num-batched-tokens", o.max_num_batched_tokens, "default: vLLM's for the GPU");
