@@ -37,6 +37,13 @@ void add_gqa_attention(const ParseContext& c, LayerSpec& layer, const std::strin
                                       attention_heads * head_dim, c.format_for({p + "o_proj"}), o_bias));
 }
 
+Dtype dtype_field(const JsonReader& config, const std::string& key, Dtype fallback) {
+  if (!config.has(key)) return fallback;
+  const auto parsed = parse_torch_dtype(config.string(key));
+  if (!parsed) config.fail(key, "\"float32\", \"bfloat16\" or \"float16\"");
+  return *parsed;
+}
+
 AttentionSpec standard_attention(AttentionKind kind, std::int64_t heads, std::int64_t kv_heads, std::int64_t head_dim,
                                  std::int64_t window) {
   AttentionSpec a;

@@ -21,6 +21,9 @@ void add_gqa_attention(const ParseContext& c, LayerSpec& layer, const std::strin
                        std::int64_t query_heads, std::int64_t attention_heads, std::int64_t kv_heads,
                        std::int64_t head_dim, bool qkv_bias = false, bool o_bias = false);
 
+// A torch dtype named by config field `key` ("float32", "bfloat16", ...), or `fallback` when absent.
+Dtype dtype_field(const JsonReader& config, const std::string& key, Dtype fallback);
+
 // The KV geometry of a standard attention layer (full, sliding window or chunked local).
 AttentionSpec standard_attention(AttentionKind kind, std::int64_t heads, std::int64_t kv_heads, std::int64_t head_dim,
                                  std::int64_t window = 0);

@@ -30,12 +30,7 @@ void parse_nemotron_h(const ParseContext& c, ModelSpec& model) {
   const bool proj_bias = t.boolean("mamba_proj_bias", t.boolean("use_bias", false));
   const std::int64_t inner = m_heads * m_head_dim;
   const std::int64_t conv_dim = inner + 2 * groups * state;
-  Dtype ssm_dtype = c.dtype;
-  if (t.has("mamba_ssm_cache_dtype")) {
-    const auto parsed = parse_torch_dtype(t.string("mamba_ssm_cache_dtype"));
-    if (!parsed) t.fail("mamba_ssm_cache_dtype", "\"float32\", \"bfloat16\" or \"float16\"");
-    ssm_dtype = *parsed;
-  }
+  const Dtype ssm_dtype = dtype_field(t, "mamba_ssm_cache_dtype", c.dtype);
   // MoE (Nemotron-3).
   const auto E = t.optional_integer("n_routed_experts", 1, kMaxExperts).value_or(0);
   const auto moe_I = E > 0 ? t.integer("moe_intermediate_size", 1, kMaxIntermediate) : 0;

@@ -40,13 +40,7 @@ void parse_qwen3_next(const ParseContext& c, ModelSpec& model) {
     for (std::int64_t i = 0; i < L; ++i) full[static_cast<std::size_t>(i)] = (i + 1) % interval == 0;
   }
   // The temporal state's dtype: the config's mamba_ssm_dtype (Qwen3.5 says float32), else the model's.
-  Dtype ssm_dtype = c.dtype;
-  if (t.has("mamba_ssm_dtype")) {
-    const auto name = t.string("mamba_ssm_dtype");
-    const auto parsed = parse_torch_dtype(name);
-    if (!parsed) t.fail("mamba_ssm_dtype", "\"float32\", \"bfloat16\" or \"float16\"");
-    ssm_dtype = *parsed;
-  }
+  const Dtype ssm_dtype = dtype_field(t, "mamba_ssm_dtype", c.dtype);
   model.hidden_size = H;
   model.family = "qwen3_next";
   model.num_experts_per_token = dense ? 0 : t.integer("num_experts_per_tok", 1, kMaxExperts);
