@@ -4,6 +4,8 @@
 //   MoonViT + patch merger  (Kimi-K2.5:      models/kimi_k25{,_vit}.py)
 //   SigLIP + Gemma 3 proj.  (Gemma 3:        models/siglip.py, gemma3_mm.py)
 //   Pixtral + Mistral3 proj.(Mistral-Small-3: models/pixtral.py, mistral3.py)
+//   MoonViT + KimiVL proj.  (Kimi-VL:        models/moonvit.py, kimi_vl.py)
+//   Llama 4 ViT + adapter   (Llama 4:        models/mllama4.py)
 #include <fmt/format.h>
 
 #include "gpubudget/error.h"
@@ -39,10 +41,25 @@ class TowerBuilder {
   VisionTower tower_;
 };
 
-void moonvit(const JsonReader& v, Dtype dt, ModelSpec& model) {
-  const auto h = v.integer("vt_hidden_size", 1, kMaxHidden);
-  const auto I = v.integer("vt_intermediate_size", 1, kMaxIntermediate);
-  const auto L = v.integer("vt_num_hidden_layers", 1, kMaxLayers);
+// MoonViT as Kimi-K2.5 (`vt_*` keys, `mm_projector.proj.{0,2}`) and Kimi-VL (plain keys,
+// `multi_modal_projector.linear_{1,2}`) configure it; both projectors are ReplicatedLinear.
+struct MoonVitKeys {
+  const char* hidden;
+  const char* intermediate;
+  const char* layers;
+  const char* projector_prefix;
+  const char* projector_first;
+  const char* projector_second;
+};
+constexpr MoonVitKeys kKimiK25Keys{"vt_hidden_size", "vt_intermediate_size", "vt_num_hidden_layers",
+                                   "mm_projector.", "proj.0", "proj.2"};
+constexpr MoonVitKeys kKimiVlKeys{"hidden_size", "intermediate_size", "num_hidden_layers",
+                                  "multi_modal_projector.", "linear_1", "linear_2"};
+
+void moonvit(const JsonReader& v, const MoonVitKeys& keys, Dtype dt, ModelSpec& model) {
+  const auto h = v.integer(keys.hidden, 1, kMaxHidden);
+  const auto I = v.integer(keys.intermediate, 1, kMaxIntermediate);
+  const auto L = v.integer(keys.layers, 1, kMaxLayers);
   const auto patch = v.integer("patch_size", 1, 1024);
   const auto pos_h = v.integer("init_pos_emb_height", 1, 4096);
   const auto pos_w = v.integer("init_pos_emb_width", 1, 4096);
@@ -64,9 +81,49 @@ void moonvit(const JsonReader& v, Dtype dt, ModelSpec& model) {
   b.tensor("vision_tower.encoder.final_layernorm", 2 * h);
   b.tensor("vision_tower.patch_embed.pos_emb", pos_h * pos_w * h);
   b.tensor("vision_tower.patch_embed.proj", h * 3 * patch * patch + h);
-  b.tensor("mm_projector.pre_norm", 2 * mm_hidden);
-  b.linear("mm_projector.proj.0", Parallelism::kReplicated, merged, merged, true);
-  b.linear("mm_projector.proj.2", Parallelism::kReplicated, text_hidden, merged, true);
+  const std::string proj = keys.projector_prefix;
+  b.tensor(proj + "pre_norm", 2 * mm_hidden);
+  b.linear(proj + keys.projector_first, Parallelism::kReplicated, merged, merged, true);
+  b.linear(proj + keys.projector_second, Parallelism::kReplicated, text_hidden, merged, true);
+  model.vision = b.take();
+}
+
+// Llama 4 vision model + projector (models/mllama4.py): unfold patch embedding (column-parallel,
+// gathered), class token and learned positions for (image/patch)^2 + 1 patches, pre/post
+// LayerNorms, ViT layers with biased q/k/v/o and fc1/fc2, the pixel-shuffle adapter MLP (input
+// `intermediate_size`, i.e. hidden / ratio^2) and `multi_modal_projector.linear_1`
+// (column-parallel, gathered, no bias). The vision rotary table is computed, not loaded.
+void llama4_vision(const JsonReader& v, Dtype dt, ModelSpec& model) {
+  const auto h = v.integer("hidden_size", 1, kMaxHidden);
+  const auto I = v.integer("intermediate_size", 1, kMaxIntermediate);
+  const auto L = v.integer("num_hidden_layers", 1, kMaxLayers);
+  const auto heads = v.integer("num_attention_heads", 1, kMaxHeads);
+  const auto patch = v.integer("patch_size", 1, 1024);
+  const auto image = v.integer("image_size", 1, 1 << 16);
+  const auto channels = v.optional_integer("num_channels", 1, 16).value_or(3);
+  const auto projector_in = v.integer("projector_input_dim", 1, kMaxHidden);
+  const auto projector_out = v.integer("projector_output_dim", 1, kMaxHidden);
+  const auto vision_out = v.integer("vision_output_dim", 1, kMaxHidden);
+  const bool adapter_bias = v.boolean("multi_modal_projector_bias", false);
+  if (h % heads != 0) v.fail("num_attention_heads", fmt::format("a divisor of hidden_size {}", h));
+  TowerBuilder b(dt);
+  b.linear("vision_model.patch_embedding.linear", Parallelism::kColumn, h, channels * patch * patch, false);
+  b.tensor("vision_model.class_embedding", h);
+  b.tensor("vision_model.positional_embedding_vlm", ((image / patch) * (image / patch) + 1) * h);
+  b.tensor("vision_model.layernorm_pre", 2 * h);
+  b.tensor("vision_model.layernorm_post", 2 * h);
+  for (std::int64_t i = 0; i < L; ++i) {
+    const std::string p = fmt::format("vision_model.model.layers.{}.", i);
+    b.qkv(p + "self_attn.qkv_proj", heads, h / heads, h, true);
+    b.linear(p + "self_attn.o_proj", Parallelism::kRow, h, h, true);
+    b.linear(p + "mlp.fc1", Parallelism::kColumn, I, h, true);
+    b.linear(p + "mlp.fc2", Parallelism::kRow, h, I, true);
+    b.tensor(p + "input_layernorm", 2 * h);
+    b.tensor(p + "post_attention_layernorm", 2 * h);
+  }
+  b.linear("vision_model.vision_adapter.mlp.fc1", Parallelism::kColumn, projector_in, I, adapter_bias);
+  b.linear("vision_model.vision_adapter.mlp.fc2", Parallelism::kRow, projector_out, projector_in, adapter_bias);
+  b.linear("multi_modal_projector.linear_1", Parallelism::kColumn, model.hidden_size, vision_out, false);
   model.vision = b.take();
 }
 
@@ -170,8 +227,12 @@ void qwen3_vl(const JsonReader& v, Dtype dt, ModelSpec& model) {
 
 void parse_vision(const JsonReader& root, ModelSpec& model) {
   const JsonReader v = root.object("vision_config");
-  if (model.architecture == "KimiK25ForConditionalGeneration") return moonvit(v, model.dtype, model);
+  if (model.architecture == "KimiK25ForConditionalGeneration") return moonvit(v, kKimiK25Keys, model.dtype, model);
   const auto type = v.optional_string("model_type").value_or("");
+  if (type == "moonvit" && model.architecture == "KimiVLForConditionalGeneration") {
+    return moonvit(v, kKimiVlKeys, model.dtype, model);
+  }
+  if (type == "llama4_vision_model") return llama4_vision(v, model.dtype, model);
   if (type == "siglip_vision_model" && model.model_type == "gemma3_text") return siglip_gemma3(v, model.dtype, model);
   if (type == "pixtral" && root.optional_string("model_type").value_or("") == "mistral3") {
     return pixtral_mistral3(root, v, model.dtype, model);
@@ -180,8 +241,8 @@ void parse_vision(const JsonReader& root, ModelSpec& model) {
     return qwen3_vl(v, model.dtype, model);
   }
   throw InputError(fmt::format("{}: the vision tower of {} (vision model_type \"{}\") is not modelled yet; its weights "
-                               "would be missing from the budget (modelled: Kimi-K2.5 MoonViT, Gemma 3 SigLIP, "
-                               "Mistral 3 Pixtral)",
+                               "would be missing from the budget (modelled: Kimi-K2.5 and Kimi-VL MoonViT, Gemma 3 "
+                               "SigLIP, Mistral 3 Pixtral, Qwen3-VL, Llama 4)",
                                v.path("model_type"), model.architecture, type));
 }
 

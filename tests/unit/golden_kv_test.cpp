@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "gpubudget/fit.h"
+#include "gpubudget/load.h"
 #include "test_support.h"
 
 namespace gpubudget {
@@ -68,6 +69,21 @@ TEST(GoldenKvFixed, Gemma2SlidingLayersHoldAFixedWindow) {
                           load_vllm_profile("", test::configs()));
   const std::int64_t page = 16 * 2 * 8 * 256 * 2;
   EXPECT_EQ(r.needed.count(), 21 * page * (513 + 512));
+}
+
+TEST(GoldenKvFixed, MultimodalWrappersCacheOnlyTheirLanguageModel) {
+  Deployment d;
+  d.tensor_parallel_size = 8;
+  const auto gpu = load_gpu_preset("h200", test::configs());
+  const auto profile = load_vllm_profile("", test::configs());
+  // Kimi-VL (Moonlight text): MLA, 27 layers x (kv_lora 512 + rope 64) x 2 B, not split by TP.
+  const FitResult kimi_vl =
+      fit(load_model(test::data_dir() + "/configs/kimi-vl-a3b/config.json", test::configs()), gpu, d, profile);
+  EXPECT_EQ(kimi_vl.binding_worker().kv.bytes_per_token(), 27 * 576 * 2);
+  // Llama 4 Scout: only the 12 global NoPE layers (every 4th) grow; 8 KV heads / TP8 x K,V x 128 x 2 B.
+  const FitResult scout =
+      fit(load_model(test::data_dir() + "/configs/llama4-scout-base/config.json", test::configs()), gpu, d, profile);
+  EXPECT_EQ(scout.binding_worker().kv.bytes_per_token(), 12 * 1 * 2 * 128 * 2);
 }
 
 }  // namespace

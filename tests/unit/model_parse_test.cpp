@@ -116,6 +116,27 @@ TEST(ModelParse, MultimodalWrapperWithoutVisionConfigIsRefused) {
   }
 }
 
+TEST(ModelParse, MultimodalWrappersNestTheirLanguageModels) {
+  const ModelSpec llama4 = load_model(test::data_dir() + "/configs/llama4-scout-base/config.json", test::configs());
+  EXPECT_EQ(llama4.model_type, "llama4_text");
+  EXPECT_EQ(llama4.layers.size(), 48u);
+  EXPECT_EQ(llama4.vocab_size, 202048);
+  const ModelSpec kimi_vl = load_model(test::data_dir() + "/configs/kimi-vl-a3b/config.json", test::configs());
+  EXPECT_EQ(kimi_vl.model_type, "deepseek_v3");
+  EXPECT_EQ(attention_mix(kimi_vl), "mla");
+  // A vision tower of a type gpubudget does not model is an error naming it, never a silent omission.
+  std::string json = R"({"architectures":["KimiVLForConditionalGeneration"],"model_type":"kimi_vl",
+    "text_config":{"model_type":"llama","hidden_size":64,"num_attention_heads":4,"intermediate_size":128,
+    "num_hidden_layers":2,"vocab_size":100},"vision_config":{"model_type":"clip_vision_model"}})";
+  try {
+    parse_model_config(json, "", "kvl/config.json");
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("kvl/config.json:/vision_config/model_type"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("clip_vision_model"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ModelParse, PythonJsonInfinityIsAccepted) {
   // Nemotron-H-56B's config has "time_step_limit": [0.0, Infinity], which Python's json writes and reads.
   const ModelSpec m = test::bundled("nvidia/Nemotron-H-56B-Base-8K");

@@ -69,6 +69,58 @@ TEST(Weights, KimiK25VisionTowerMatchesTheCheckpointTensorTable) {
   EXPECT_EQ(component(weights_per_gpu(m, layout_for(m, 1)), Component::kVision).count(), 2 * (tower + projector));
 }
 
+TEST(Weights, Llama4ScoutCheckpointAndVisionTowerToTheTensor) {
+  // Element counts of the Llama 4 vision model as transformers prints them for Llama-4-Scout-17B-16E
+  // (tests/data/configs/README.md): ViT layer = biased q, k, v, o of 1408 x 1408, fc1 5632 x 1408 + 5632,
+  // fc2 1408 x 5632 + 1408, two LayerNorms; class token 1408, positions (336/14)^2 + 1 = 577 x 1408,
+  // unfold patch linear 1408 x 588, pre/post LayerNorms, pixel-shuffle adapter fc1 4096 x 5632 and fc2
+  // 4096 x 4096, projector 5120 x 4096.
+  const std::int64_t vit_layer = 4 * (1408LL * 1408 + 1408) + 5632LL * 1408 + 5632 + 1408LL * 5632 + 1408 + 4 * 1408;
+  const std::int64_t vision = 34 * vit_layer + 1408 + 577LL * 1408 + 1408LL * 588 + 4 * 1408 + 4096LL * 5632 +
+                              4096LL * 4096 + 5120LL * 4096;
+  const ModelSpec m = load_model(test::data_dir() + "/configs/llama4-scout-base/config.json", test::configs());
+  ASSERT_TRUE(m.vision.has_value());
+  EXPECT_EQ(component(weights_per_gpu(m, layout_for(m, 1)), Component::kVision).count(), 2 * vision);
+  // The whole bf16 checkpoint: 217,283,738,720 bytes of weight files (bundled source.json of the
+  // Instruct model, same architecture), which include each file's safetensors header; the tensors alone
+  // must be a little less, by no more than 50 headers of a few KiB.
+  const std::int64_t files = 217'283'738'720LL;
+  const std::int64_t tensors = checkpoint_bytes(m).count();
+  EXPECT_LT(tensors, files);
+  EXPECT_GT(tensors, files - 50 * 8192);
+}
+
+TEST(Weights, Llama4VisionShardsLikeVllmAtTp8) {
+  // TP8: QKV and fc1 split by output (176 of 1408 per head group, 704 of 5632), o and fc2 by input with
+  // a full bias; the unfold linear, adapter fc1 and projector are column-parallel (gathered output, but
+  // sharded weights), adapter fc2 row-parallel; class token, positions and LayerNorms replicated.
+  const std::int64_t vit_layer = 3 * 176LL * 1408 + 3 * 176 + 1408LL * 176 + 1408 + 704LL * 1408 + 704 +
+                                 1408LL * 704 + 1408 + 4 * 1408;
+  const std::int64_t vision = 34 * vit_layer + 176LL * 588 + 1408 + 577LL * 1408 + 4 * 1408 + 512LL * 5632 +
+                              4096LL * 512 + 640LL * 4096;
+  const ModelSpec m = load_model(test::data_dir() + "/configs/llama4-scout-base/config.json", test::configs());
+  EXPECT_EQ(component(weights_per_gpu(m, layout_for(m, 8)), Component::kVision).count(), 2 * vision);
+}
+
+TEST(Weights, KimiVlMoonVitAndReplicatedProjector) {
+  // Kimi-VL's MoonViT has the Kimi-K2.5 block layout under plain config keys; its projector is
+  // multi_modal_projector.{pre_norm, linear_1, linear_2}, ReplicatedLinear: the same on every rank.
+  const std::int64_t block = 4304LL * 1152 + 4304 + 1152LL * 4304 + 1152 + 4 * 1152 + 1152LL * 1152 + 1152 +
+                             3456LL * 1152 + 3456;
+  const std::int64_t tower = 27 * block + 2 * 1152 + 64LL * 64 * 1152 + 1152 + 1152LL * 3 * 14 * 14;
+  const std::int64_t projector = 2 * 1152 + 4608LL * 4608 + 4608 + 2048LL * 4608 + 2048;
+  const ModelSpec m = load_model(test::data_dir() + "/configs/kimi-vl-a3b/config.json", test::configs());
+  ASSERT_TRUE(m.vision.has_value());
+  EXPECT_EQ(component(weights_per_gpu(m, layout_for(m, 1)), Component::kVision).count(), 2 * (tower + projector));
+  // TP2: the ViT halves its sharded matrices (biases of row-parallel wo and fc1 stay whole), the
+  // projector does not shrink.
+  const std::int64_t block_tp2 = 2152LL * 1152 + 2152 + 1152LL * 2152 + 1152 + 4 * 1152 + 1152LL * 576 + 1152 +
+                                 1728LL * 1152 + 1728;
+  const std::int64_t tower_tp2 = 27 * block_tp2 + 2 * 1152 + 64LL * 64 * 1152 + 1152 + 1152LL * 3 * 14 * 14;
+  EXPECT_EQ(component(weights_per_gpu(m, layout_for(m, 2)), Component::kVision).count(),
+            2 * (tower_tp2 + projector));
+}
+
 TEST(Weights, KimiK25Nvfp4RoutedExpertsAtTp8) {
   const ModelSpec m = test::bundled("nvidia/Kimi-K2.5-NVFP4");
   const WeightsBreakdown w = weights_per_gpu(m, layout_for(m, 8));
