@@ -19,6 +19,14 @@ std::string describe(const QuantFormat& format) {
       return fmt::format("int{} {} {}", format.bits,
                          format.group_size > 0 ? fmt::format("group {}", format.group_size) : "per-channel",
                          format.symmetric ? "symmetric" : "asymmetric");
+    case QuantKind::kFp8Tensor: return format.static_input_scale ? "fp8 per-tensor (static input)" : "fp8 per-tensor";
+    case QuantKind::kChannel8: return format.integer ? "int8 per-channel (w8a8)" : "fp8 per-channel";
+    case QuantKind::kGptq:
+      return fmt::format("gptq int{} {}{}{}", format.bits,
+                         format.group_size > 0 ? fmt::format("group {}", format.group_size) : "per-channel",
+                         format.act_order ? " act-order" : "", format.symmetric ? "" : " asymmetric");
+    case QuantKind::kAwq:
+      return fmt::format("awq int{} group {}", format.bits, format.group_size);
   }
   return "?";
 }

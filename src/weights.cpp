@@ -18,8 +18,13 @@ std::int64_t int_packed_bytes(const QuantFormat& format, std::int64_t n, std::in
   return bytes;
 }
 
+// Groups of `group_size` inputs over `k` (one group when group_size is 0: per output channel).
+std::int64_t groups_of(const QuantFormat& f, std::int64_t k) { return f.group_size > 0 ? cdiv(k, f.group_size) : 1; }
+
 // Bytes of a local [n, k] matrix in `format`, as vLLM holds it after process_weights_after_loading.
-std::int64_t matrix_bytes(const QuantFormat& format, std::int64_t n, std::int64_t k) {
+// `k_unsplit` is the input size before a row-parallel split (== k otherwise): GPTQ with act-order
+// keeps every group's scales on every rank.
+std::int64_t matrix_bytes(const QuantFormat& format, std::int64_t n, std::int64_t k, std::int64_t k_unsplit) {
   switch (format.kind) {
     case QuantKind::kUnquantized:
       return n * k * element_bytes(format.dtype);
@@ -34,6 +39,28 @@ std::int64_t matrix_bytes(const QuantFormat& format, std::int64_t n, std::int64_
       return int_packed_bytes(format, n, k, 16);
     case QuantKind::kMxfp4:
       return n * k / 2 + n * cdiv(k, 32);  // not used for linear layers by vLLM; kept for completeness
+    case QuantKind::kFp8Tensor:
+      // fp8 weight; the fused shards' scales are requantized to their maximum, one fp32 scalar
+      // (requantize_with_max_scale); a static input scale is reduced the same way.
+      return n * k + 4 + (format.static_input_scale ? 4 : 0);
+    case QuantKind::kChannel8:
+      // 8-bit weight, fp32 weight_scale [n, 1] (ChannelQuantScaleParameter), optional input scale.
+      return n * k + 4 * n + (format.static_input_scale ? 4 : 0);
+    case QuantKind::kGptq: {
+      // gptq_marlin: repacked weight (same bytes), scales [groups, n] in the model dtype; zero points
+      // only when asymmetric; with act-order g_idx and g_idx_sort_indices int32 [k] each, and scales
+      // for the unsplit input (marlin_repeat_scales_on_all_ranks) on row-parallel layers.
+      const std::int64_t groups = groups_of(format, format.act_order ? k_unsplit : k);
+      std::int64_t bytes = n * k * format.bits / 8 + groups * n * element_bytes(format.dtype);
+      if (!format.symmetric) bytes += groups * cdiv(n * format.bits, 32) * 4;
+      if (format.act_order) bytes += 2 * 4 * k;
+      return bytes;
+    }
+    case QuantKind::kAwq: {
+      // awq_marlin: repacked weight, scales [groups, n], zero points [groups, n·bits/32] int32.
+      const std::int64_t groups = groups_of(format, k);
+      return n * k * format.bits / 8 + groups * n * element_bytes(format.dtype) + groups * cdiv(n * format.bits, 32) * 4;
+    }
   }
   return 0;
 }
@@ -64,13 +91,12 @@ Bytes linear_bytes(const LinearModule& m, const ParallelLayout& layout) {
       break;
     }
   }
-  std::int64_t bytes = matrix_bytes(m.format, local_out, local_in);
+  std::int64_t bytes = matrix_bytes(m.format, local_out, local_in, m.input_size);
   if (m.has_bias) {
     const std::int64_t bias_rows = m.parallelism == Parallelism::kRow || m.parallelism == Parallelism::kReplicated
                                        ? full_out
                                        : local_out;
-    const Dtype bias_dtype = m.format.kind == QuantKind::kUnquantized ? m.format.dtype : Dtype::kBFloat16;
-    bytes += bias_rows * element_bytes(bias_dtype);
+    bytes += bias_rows * element_bytes(m.format.dtype);  // biases stay in the model dtype
   }
   return Bytes(bytes);
 }
@@ -110,6 +136,14 @@ Bytes experts_bytes(const ExpertsModule& e, const ParallelLayout& layout) {
     case QuantKind::kIntPacked:
       // w13 and w2, each with its scales and an fp32 [2] weight_shape record per expert.
       per_expert = int_packed_bytes(e.format, gates * I, H, 8) + int_packed_bytes(e.format, H, I, 8);
+      break;
+    case QuantKind::kFp8Tensor:
+    case QuantKind::kChannel8:
+    case QuantKind::kGptq:
+    case QuantKind::kAwq:
+      // Per expert, w13 [gates·I, H] and w2 [H, I] with their own scales (Fp8MoEMethod,
+      // CompressedTensorsW8A8Fp8MoEMethod, GPTQMarlinMoEMethod with load_full_w2, AWQMarlinMoEMethod).
+      per_expert = matrix_bytes(e.format, gates * I, H, H) + matrix_bytes(e.format, H, I, e.intermediate_size);
       break;
   }
   return Bytes(local_experts * per_expert);
@@ -171,6 +205,16 @@ std::int64_t checkpoint_matrix_bytes(const QuantFormat& f, std::int64_t n, std::
     }
     // e2m1 blocks [n, k/32, 16] and e8m0 scales [n, k/32].
     case QuantKind::kMxfp4: return n * k / 2 + n * cdiv(k, 32);
+    // fp8 weight, fp32 weight_scale (+ input_scale) per shard.
+    case QuantKind::kFp8Tensor: return n * k + 4 + (f.static_input_scale ? 4 : 0);
+    // 8-bit weight, weight_scale [n, 1] in the model dtype (+ fp32 input_scale).
+    case QuantKind::kChannel8: return n * k + n * element_bytes(f.dtype) + (f.static_input_scale ? 4 : 0);
+    // qweight, qzeros (always written), scales [groups, n], g_idx int32 [k] (always written).
+    case QuantKind::kGptq: {
+      const std::int64_t groups = groups_of(f, k);
+      return n * k * f.bits / 8 + groups * cdiv(n * f.bits, 32) * 4 + groups * n * element_bytes(f.dtype) + 4 * k;
+    }
+    case QuantKind::kAwq: return matrix_bytes(f, n, k, k);
   }
   return 0;
 }
@@ -180,9 +224,7 @@ std::int64_t checkpoint_linear_bytes(const LinearModule& m) {
   for (std::size_t i = 0; i < m.output_sizes.size(); ++i) {
     const QuantFormat& f = i < m.checkpoint_formats.size() ? m.checkpoint_formats[i] : m.format;
     bytes += checkpoint_matrix_bytes(f, m.output_sizes[i], m.input_size);
-    if (m.has_bias) {
-      bytes += m.output_sizes[i] * element_bytes(f.kind == QuantKind::kUnquantized ? f.dtype : Dtype::kBFloat16);
-    }
+    if (m.has_bias) bytes += m.output_sizes[i] * element_bytes(f.dtype);
   }
   return bytes;
 }

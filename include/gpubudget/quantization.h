@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpubudget/dtype.h"
@@ -19,6 +20,13 @@ enum class QuantKind {
   kMxfp4,        // OCP MXFP4: e2m1 weight (2 per byte) + e8m0 scale per 32 inputs, sizes padded per backend
   kIntPacked,    // compressed-tensors pack-quantized INT4/INT8 weight-only: int32-packed weight + 16-bit
                  // scale per `group_size` inputs (+ int32-packed zero points when asymmetric)
+  kFp8Tensor,    // fp8 e4m3 weight + one fp32 scale per tensor (ModelOpt FP8, `fp8` without blocks,
+                 // compressed-tensors tensor strategy); fused shards share the maximum after loading
+  kChannel8,     // 8-bit weight (fp8 e4m3 or int8) + fp32 scale per output channel (compressed-tensors
+                 // FP8_DYNAMIC, W8A8 INT8)
+  kGptq,         // GPTQ: int32-packed weight + 16-bit scales per group (+ zeros if asymmetric, + g_idx
+                 // and its sort order with act-order), Marlin layout
+  kAwq,          // AWQ: int32-packed weight + 16-bit scales + int32-packed zero points per group
 };
 
 struct QuantFormat {
@@ -29,7 +37,10 @@ struct QuantFormat {
   std::int64_t group_size = 0;     // kNvfp4: inputs per fp8 scale (16); kIntPacked: inputs per scale,
                                    // 0 = one scale per output channel
   std::int64_t bits = 0;           // kIntPacked: 4 or 8
-  bool symmetric = true;           // kIntPacked: false adds zero points
+  bool symmetric = true;           // kIntPacked, kGptq: false adds zero points; kAwq: always false
+  bool integer = false;            // kChannel8: int8 weight (W8A8) rather than fp8
+  bool static_input_scale = false; // kFp8Tensor, kChannel8: a calibrated fp32 input scale per module
+  bool act_order = false;          // kGptq: desc_act (g_idx kept; row-parallel scales not split)
 
   friend bool operator==(const QuantFormat&, const QuantFormat&) = default;
 };
@@ -55,6 +66,9 @@ struct CheckpointQuantization {
   std::string source;
   // True when only FusedMoE experts are quantized and every linear layer stays unquantized (MXFP4).
   bool experts_only = false;
+  // ModelOpt MIXED_PRECISION: the format of each listed checkpoint module (`quantized_layers`);
+  // modules not listed stay unquantized. Empty for single-format checkpoints.
+  std::vector<std::pair<std::string, QuantFormat>> per_module;
 };
 
 // True when every checkpoint shard name of a module matches one of `patterns`.

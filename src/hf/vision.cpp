@@ -237,7 +237,8 @@ void parse_vision(const JsonReader& root, ModelSpec& model) {
   if (type == "pixtral" && root.optional_string("model_type").value_or("") == "mistral3") {
     return pixtral_mistral3(root, v, model.dtype, model);
   }
-  if (type == "qwen3_vl" || type == "qwen3_vl_moe" || type == "qwen3_5" || type == "qwen3_5_moe") {
+  if (type == "qwen3_vl" || type == "qwen3_vl_moe" || type == "qwen3_5" || type == "qwen3_5_moe" ||
+      type == "qwen3_5_vision" || type == "qwen3_5_moe_vision") {
     return qwen3_vl(v, model.dtype, model);
   }
   throw InputError(fmt::format("{}: the vision tower of {} (vision model_type \"{}\") is not modelled yet; its weights "
