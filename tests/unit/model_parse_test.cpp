@@ -166,8 +166,12 @@ TEST(ModelParseErrors, NameTheFileFieldAndValue) {
                      "num_key_value_heads 5 does not divide num_attention_heads 32");
   expect_input_error(R"({"architectures":["LlamaForCausalLM"],"model_type":"llama","hidden_size":4096,
     "num_attention_heads":32,"intermediate_size":128,"num_hidden_layers":2,"vocab_size":100,
+    "quantization_config":{"quant_method":"hqq"}})",
+                     "quantization method \"hqq\" is not supported yet");
+  expect_input_error(R"({"architectures":["LlamaForCausalLM"],"model_type":"llama","hidden_size":4096,
+    "num_attention_heads":32,"intermediate_size":128,"num_hidden_layers":2,"vocab_size":100,
     "quantization_config":{"quant_method":"gptq"}})",
-                     "quantization method \"gptq\" is not supported yet");
+                     "/quantization_config/bits: expected an integer in [2, 8], got nothing (missing)");
 }
 
 TEST(ModelParseErrors, AbsurdSizesAreRefused) {
