@@ -3,6 +3,8 @@
 
 #include <array>
 
+#include "gpubudget/weight_units.h"
+
 namespace gpubudget {
 
 namespace {
@@ -152,32 +154,7 @@ Bytes experts_bytes(const ExpertsModule& e, const ParallelLayout& layout) {
 WeightsBreakdown weights_per_gpu(const ModelSpec& model, const ParallelLayout& layout) {
   constexpr std::size_t kComponents = static_cast<std::size_t>(Component::kBuffers) + 1;
   std::array<std::int64_t, kComponents> sums{};
-  auto add = [&](Component c, Bytes b) { sums[static_cast<std::size_t>(c)] += b.count(); };
-  auto add_tensor = [&](const ReplicatedTensor& t) { add(t.component, Bytes(t.elements * element_bytes(t.dtype))); };
-
-  // Vocabulary padded to 64 (DEFAULT_VOCAB_PADDING_SIZE) then split over TP.
-  const std::int64_t vocab_local = round_up(model.vocab_size, 64) / layout.tp;
-  const std::int64_t table = vocab_local * model.hidden_size * element_bytes(model.dtype);
-  if (layout.is_first_stage()) add(Component::kEmbedding, Bytes(table));
-  // A tied head reuses the embedding, except on a separate last stage, which builds its own.
-  if (layout.is_last_stage() && (!model.tie_word_embeddings || layout.pp > 1)) {
-    add(Component::kLmHead, Bytes(vocab_local * model.hidden_size * element_bytes(model.lm_head_format.dtype)));
-  }
-  if (layout.is_last_stage()) {
-    for (const auto& t : model.final_norms) add_tensor(t);
-  }
-  for (std::int64_t i = layout.first_layer; i < layout.end_layer; ++i) {
-    const LayerSpec& layer = model.layers[static_cast<std::size_t>(i)];
-    for (const auto& m : layer.linears) add(m.component, linear_bytes(m, layout));
-    for (const auto& e : layer.experts) add(Component::kRoutedExperts, experts_bytes(e, layout));
-    for (const auto& t : layer.replicated) add_tensor(t);
-  }
-  for (const auto& t : model.buffers) add_tensor(t);
-  if (model.vision) {
-    for (const auto& m : model.vision->linears) add(m.component, linear_bytes(m, layout));
-    for (const auto& t : model.vision->replicated) add_tensor(t);
-  }
-
+  for (const auto& unit : weight_units(model, layout)) sums[static_cast<std::size_t>(unit.component)] += unit.per_gpu.count();
   WeightsBreakdown out;
   for (std::size_t c = 0; c < kComponents; ++c) {
     if (sums[c] == 0) continue;
@@ -219,55 +196,38 @@ std::int64_t checkpoint_matrix_bytes(const QuantFormat& f, std::int64_t n, std::
   return 0;
 }
 
-std::int64_t checkpoint_linear_bytes(const LinearModule& m) {
+}  // namespace
+
+Bytes checkpoint_linear_bytes(const LinearModule& m) {
   std::int64_t bytes = 0;
   for (std::size_t i = 0; i < m.output_sizes.size(); ++i) {
     const QuantFormat& f = i < m.checkpoint_formats.size() ? m.checkpoint_formats[i] : m.format;
     bytes += checkpoint_matrix_bytes(f, m.output_sizes[i], m.input_size);
     if (m.has_bias) bytes += m.output_sizes[i] * element_bytes(f.dtype);
   }
-  return bytes;
+  return Bytes(bytes);
 }
 
-std::int64_t checkpoint_experts_bytes(const ExpertsModule& e) {
+Bytes checkpoint_experts_bytes(const ExpertsModule& e) {
   const std::int64_t I = e.intermediate_size;
   const std::int64_t H = e.hidden_size;
   if (e.format.kind == QuantKind::kMxfp4) {
     // gpt-oss stores gate_up fused with bf16 biases.
-    return e.num_experts * (checkpoint_matrix_bytes(e.format, 2 * I, H) + 2 * I * 2 +
-                            checkpoint_matrix_bytes(e.format, H, I) + H * 2);
+    return Bytes(e.num_experts * (checkpoint_matrix_bytes(e.format, 2 * I, H) + 2 * I * 2 +
+                                  checkpoint_matrix_bytes(e.format, H, I) + H * 2));
   }
   // gate [I, H] (gated experts only), up [I, H], down [H, I] per expert.
-  return e.num_experts * ((e.gated ? 2 : 1) * checkpoint_matrix_bytes(e.format, I, H) +
-                          checkpoint_matrix_bytes(e.format, H, I));
+  return Bytes(e.num_experts * ((e.gated ? 2 : 1) * checkpoint_matrix_bytes(e.format, I, H) +
+                                checkpoint_matrix_bytes(e.format, H, I)));
 }
-
-std::int64_t checkpoint_layer_bytes(const LayerSpec& layer) {
-  std::int64_t bytes = 0;
-  for (const auto& m : layer.linears) {
-    if (m.component != Component::kExtraCopies) bytes += checkpoint_linear_bytes(m);
-  }
-  for (const auto& e : layer.experts) bytes += checkpoint_experts_bytes(e);
-  for (const auto& t : layer.replicated) bytes += t.elements * element_bytes(t.dtype);
-  return bytes;
-}
-
-}  // namespace
 
 Bytes checkpoint_bytes(const ModelSpec& model) {
-  const std::int64_t table = model.vocab_size * model.hidden_size;
-  std::int64_t bytes = table * element_bytes(model.dtype);
-  if (!model.tie_word_embeddings) bytes += table * element_bytes(model.lm_head_format.dtype);
-  for (const auto& t : model.final_norms) bytes += t.elements * element_bytes(t.dtype);
-  for (const auto& layer : model.layers) bytes += checkpoint_layer_bytes(layer);
-  for (const auto& layer : model.mtp_layers) bytes += checkpoint_layer_bytes(layer);
-  for (const auto& m : model.mtp_linears) bytes += checkpoint_linear_bytes(m);
-  for (const auto& t : model.mtp_tensors) bytes += t.elements * element_bytes(t.dtype);
-  if (model.vision) {
-    for (const auto& m : model.vision->linears) bytes += checkpoint_linear_bytes(m);
-    for (const auto& t : model.vision->replicated) bytes += t.elements * element_bytes(t.dtype);
-  }
-  return Bytes(bytes);
+  // Per-GPU bytes do not matter here; any layout will do.
+  ParallelLayout layout;
+  layout.end_layer = static_cast<std::int64_t>(model.layers.size());
+  Bytes total;
+  for (const auto& unit : weight_units(model, layout)) total += unit.checkpoint;
+  return total;
 }
 
 std::string_view component_name(Component c) {

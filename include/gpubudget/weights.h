@@ -28,6 +28,11 @@ Bytes linear_bytes(const LinearModule& module, const ParallelLayout& layout);
 // Bytes of one FusedMoE block's local experts on a worker of `layout`.
 Bytes experts_bytes(const ExpertsModule& module, const ParallelLayout& layout);
 
+// Checkpoint bytes of one linear module (every unfused shard with its scales and bias) and of one
+// FusedMoE block (all experts), in the checkpoint's own layout.
+Bytes checkpoint_linear_bytes(const LinearModule& module);
+Bytes checkpoint_experts_bytes(const ExpertsModule& module);
+
 // Every tensor the checkpoint stores, all ranks together (TP=1): decoder layers, MTP / next-n layers
 // with their extras, embeddings, an untied head, vision; in the checkpoint's own layout (one tensor
 // per unfused shard, unpadded scales); without vLLM's runtime buffers and extra copies.

@@ -1,0 +1,142 @@
+// ModelSpec → weight units (docs/methodology.md §Weights). Byte formulas live in weights.cpp.
+#include "gpubudget/weight_units.h"
+
+#include "gpubudget/weights.h"
+
+namespace gpubudget {
+
+std::string canonical_module_name(std::string_view name) {
+  for (bool stripped = true; stripped;) {
+    stripped = false;
+    for (const std::string_view prefix : {"model.", "language_model."}) {
+      if (name.substr(0, prefix.size()) == prefix) {
+        name.remove_prefix(prefix.size());
+        stripped = true;
+      }
+    }
+  }
+  return std::string(name);
+}
+
+namespace {
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// The checkpoint names of a (possibly fused) linear module: vLLM's packed_modules_mapping in reverse,
+// plus the fused name itself for checkpoints that store it fused (Qwen3-Next in_proj_qkvz).
+std::vector<std::string> checkpoint_names_of(const LinearModule& m) {
+  struct Fusion {
+    std::string_view fused;
+    std::vector<std::string_view> shards;
+  };
+  static const Fusion kFusions[] = {
+      {"qkv_proj", {"q_proj", "k_proj", "v_proj"}},
+      {"gate_up_proj", {"gate_proj", "up_proj"}},
+      {"fused_qkv_a_proj", {"q_a_proj", "kv_a_proj_with_mqa"}},
+      {"in_proj_qkvz", {"in_proj_qkv", "in_proj_z"}},
+      {"in_proj_ba", {"in_proj_b", "in_proj_a"}},
+  };
+  const std::string canonical = canonical_module_name(m.name);
+  std::vector<std::string> names;
+  for (const auto& f : kFusions) {
+    if (ends_with(canonical, f.fused) && f.shards.size() == m.output_sizes.size()) {
+      const std::string base = canonical.substr(0, canonical.size() - f.fused.size());
+      for (const auto shard : f.shards) names.push_back(base + std::string(shard));
+    }
+  }
+  names.push_back(canonical);
+  return names;
+}
+
+struct UnitBuilder {
+  const ParallelLayout& layout;
+  std::vector<WeightUnit> units;
+
+  WeightUnit& add(std::string name, std::vector<std::string> checkpoint_names, Component component,
+                  std::int64_t layer, Bytes checkpoint, Bytes per_gpu) {
+    WeightUnit u;
+    u.name = std::move(name);
+    u.checkpoint_names = std::move(checkpoint_names);
+    u.component = component;
+    u.layer = layer;
+    u.checkpoint = checkpoint;
+    u.per_gpu = per_gpu;
+    units.push_back(std::move(u));
+    return units.back();
+  }
+
+  void tensor(const ReplicatedTensor& t, std::int64_t layer, bool on_gpu) {
+    const Bytes bytes(t.elements * element_bytes(t.dtype));
+    add(t.name, {canonical_module_name(t.name)}, t.component, layer, bytes, on_gpu ? bytes : Bytes(0));
+  }
+
+  void linear(const LinearModule& m, std::int64_t layer, bool on_gpu) {
+    const bool extra = m.component == Component::kExtraCopies;
+    WeightUnit& u = add(m.name, extra ? std::vector<std::string>{} : checkpoint_names_of(m), m.component, layer,
+                        extra ? Bytes(0) : checkpoint_linear_bytes(m), on_gpu ? linear_bytes(m, layout) : Bytes(0));
+    u.runtime_only = extra;
+  }
+
+  void decoder_layer(const LayerSpec& l, bool on_gpu, bool checkpoint_only) {
+    const std::size_t first = units.size();
+    for (const auto& m : l.linears) {
+      if (checkpoint_only && m.component == Component::kExtraCopies) continue;
+      linear(m, l.index, on_gpu);
+    }
+    for (const auto& e : l.experts) {
+      WeightUnit& u = add(e.name, {canonical_module_name(e.name) + "."}, Component::kRoutedExperts, l.index,
+                          checkpoint_experts_bytes(e), on_gpu ? experts_bytes(e, layout) : Bytes(0));
+      u.prefix_match = true;
+    }
+    for (const auto& t : l.replicated) tensor(t, l.index, on_gpu);
+    for (std::size_t i = first; i < units.size(); ++i) units[i].checkpoint_only = checkpoint_only;
+  }
+};
+
+}  // namespace
+
+std::vector<WeightUnit> weight_units(const ModelSpec& model, const ParallelLayout& layout) {
+  UnitBuilder b{layout, {}};
+  // Vocabulary padded to 64 (DEFAULT_VOCAB_PADDING_SIZE), then split over TP.
+  const std::int64_t vocab_local = round_up(model.vocab_size, 64) / layout.tp;
+  const std::int64_t table = model.vocab_size * model.hidden_size;
+  b.add("model.embed_tokens", {"embed_tokens"}, Component::kEmbedding, -1, Bytes(table * element_bytes(model.dtype)),
+        Bytes(layout.is_first_stage() ? vocab_local * model.hidden_size * element_bytes(model.dtype) : 0));
+  for (const auto& layer : model.layers) {
+    b.decoder_layer(layer, layer.index >= layout.first_layer && layer.index < layout.end_layer, false);
+  }
+  for (const auto& layer : model.mtp_layers) b.decoder_layer(layer, false, true);
+  for (const auto& m : model.mtp_linears) {
+    b.linear(m, -1, false);
+    b.units.back().checkpoint_only = true;
+  }
+  for (const auto& t : model.mtp_tensors) {
+    b.tensor(t, -1, false);
+    b.units.back().checkpoint_only = true;
+  }
+  for (const auto& t : model.final_norms) b.tensor(t, -1, layout.is_last_stage());
+  // A tied head reuses the embedding, except on a separate last stage, which builds its own.
+  const Bytes head_local(vocab_local * model.hidden_size * element_bytes(model.lm_head_format.dtype));
+  const bool head_on_gpu = layout.is_last_stage() && (!model.tie_word_embeddings || layout.pp > 1);
+  if (!model.tie_word_embeddings || head_on_gpu) {
+    WeightUnit& head = b.add("lm_head", model.tie_word_embeddings ? std::vector<std::string>{} : std::vector<std::string>{"lm_head"},
+                             Component::kLmHead, -1,
+                             Bytes(model.tie_word_embeddings ? 0 : table * element_bytes(model.lm_head_format.dtype)),
+                             head_on_gpu ? head_local : Bytes(0));
+    head.runtime_only = model.tie_word_embeddings;
+  }
+  if (model.vision) {
+    for (const auto& m : model.vision->linears) b.linear(m, -1, true);
+    for (const auto& t : model.vision->replicated) b.tensor(t, -1, true);
+  }
+  for (const auto& t : model.buffers) {
+    const Bytes bytes(t.elements * element_bytes(t.dtype));
+    WeightUnit& u = b.add(t.name, {}, t.component, -1, Bytes(0), bytes);
+    u.runtime_only = true;
+  }
+  return std::move(b.units);
+}
+
+}  // namespace gpubudget
