@@ -115,17 +115,32 @@ void check_max_model_len(const ModelSpec& model, std::int64_t requested) {
   }
 }
 
+ParallelLayout make_worker_layout(const ModelSpec& model, const GpuSpec& gpu, const Deployment& deployment,
+                                  const VllmProfile& profile, std::int64_t pp_rank) {
+  ParallelLayout layout = make_parallel_layout(model, deployment, pp_rank);
+  for (const auto& mx : profile.mxfp4_moe_backends) {
+    const auto& ccs = mx.compute_capability_majors;
+    if (std::find(ccs.begin(), ccs.end(), gpu.compute_capability_major) != ccs.end()) {
+      layout.mxfp4_intermediate_align = mx.intermediate_align;
+      layout.mxfp4_hidden_align = mx.hidden_align;
+      break;
+    }
+  }
+  return layout;
+}
+
+ModelSpec model_for_dtype(const ModelSpec& checkpoint, const std::string& dtype) {
+  if (dtype == "auto") return checkpoint;
+  const auto parsed = parse_torch_dtype(dtype);
+  if (!parsed) {
+    throw InputError(fmt::format("--dtype: unsupported value \"{}\" (expected auto, bfloat16, float16, float32)", dtype));
+  }
+  return with_dtype(checkpoint, *parsed);
+}
+
 FitResult fit(const ModelSpec& checkpoint, const GpuSpec& gpu, const Deployment& d, const VllmProfile& profile) {
   // --dtype rebuilds the unquantized tensors in another dtype.
-  ModelSpec converted;
-  if (d.dtype != "auto") {
-    const auto dtype = parse_torch_dtype(d.dtype);
-    if (!dtype) {
-      throw InputError(fmt::format("--dtype: unsupported value \"{}\" (expected auto, bfloat16, float16, float32)",
-                                   d.dtype));
-    }
-    converted = with_dtype(checkpoint, *dtype);
-  }
+  const ModelSpec converted = d.dtype != "auto" ? model_for_dtype(checkpoint, d.dtype) : ModelSpec{};
   const ModelSpec& model = d.dtype != "auto" ? converted : checkpoint;
   FitResult r;
   r.gpu_memory_utilization = d.gpu_memory_utilization.value_or(profile.default_gpu_memory_utilization);
@@ -171,15 +186,7 @@ FitResult fit(const ModelSpec& checkpoint, const GpuSpec& gpu, const Deployment&
   const Bytes requested(static_cast<std::int64_t>(
       std::ceil(static_cast<double>(gpu.memory.count()) * r.gpu_memory_utilization)));
   for (std::int64_t stage = 0; stage < d.pipeline_parallel_size; ++stage) {
-    ParallelLayout layout = make_parallel_layout(model, d, stage);
-    for (const auto& mx : profile.mxfp4_moe_backends) {
-      const auto& ccs = mx.compute_capability_majors;
-      if (std::find(ccs.begin(), ccs.end(), gpu.compute_capability_major) != ccs.end()) {
-        layout.mxfp4_intermediate_align = mx.intermediate_align;
-        layout.mxfp4_hidden_align = mx.hidden_align;
-        break;
-      }
-    }
+    const ParallelLayout layout = make_worker_layout(model, gpu, d, profile, stage);
     WorkerBudget w;
     w.pp_rank = stage;
     w.first_layer = layout.first_layer;

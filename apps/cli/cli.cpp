@@ -6,6 +6,7 @@
 
 #include "cli_values.h"
 #include "fit_command.h"
+#include "weights_command.h"
 #include "gpubudget/error.h"
 #include "gpubudget/load.h"
 #include "gpubudget/weights.h"
@@ -39,6 +40,21 @@ void add_fit_options(CLI::App& fit, FitOptions& o) {
   fit.add_option("--kv-cache-memory-bytes", o.kv_cache_memory_bytes, "fixed KV budget, bypasses utilization");
   fit.add_flag("--json", o.json, "one JSON document on stdout");
   fit.add_flag("--explain", o.explain, "show the formula and inputs behind each figure");
+}
+
+void add_weights_options(CLI::App& w, WeightsOptions& o) {
+  w.add_option("MODEL", o.model, "model directory, config.json, or bundled Hugging Face id")->required();
+  w.add_option("--gpu", o.gpu, "GPU preset: decides MXFP4 padding (optional)");
+  w.add_option("--vllm-version", o.vllm_version, "vLLM version whose behaviour to reproduce (default: newest)");
+  auto& d = o.deployment;
+  w.add_option("--tensor-parallel-size", d.tensor_parallel_size, "-tp: tensor-parallel size")->check(CLI::PositiveNumber);
+  w.add_option("--pipeline-parallel-size", d.pipeline_parallel_size, "-pp: pipeline stages")->check(CLI::PositiveNumber);
+  w.add_option("--data-parallel-size", d.data_parallel_size, "-dp: data-parallel size")->check(CLI::PositiveNumber);
+  w.add_flag("--enable-expert-parallel", d.enable_expert_parallel, "shard routed experts whole over TPxDP");
+  w.add_option("--dtype", d.dtype, "auto, bfloat16, float16, float32: unquantized weights");
+  w.add_option("--by", o.by, "component (default), layer or tensor");
+  w.add_flag("--no-headers", o.no_headers, "ignore safetensors files in the model folder");
+  w.add_flag("--json", o.json, "one JSON document on stdout");
 }
 
 int run_gpus(const ConfigDir& configs, bool json, std::ostream& out) {
@@ -113,6 +129,9 @@ int run_cli(std::vector<std::string> args, std::ostream& out, std::ostream& err,
   FitOptions fit_options;
   CLI::App* fit = app.add_subcommand("fit", "per-GPU budget and the largest --max-model-len that fits");
   add_fit_options(*fit, fit_options);
+  WeightsOptions weights_options;
+  CLI::App* weights = app.add_subcommand("weights", "per-GPU weights by component, layer or tensor (+ safetensors headers)");
+  add_weights_options(*weights, weights_options);
   bool gpus_json = false;
   CLI::App* gpus = app.add_subcommand("gpus", "list GPU presets");
   gpus->add_flag("--json", gpus_json, "JSON array");
@@ -146,6 +165,7 @@ int run_cli(std::vector<std::string> args, std::ostream& out, std::ostream& err,
     }
     const ConfigDir configs = find_config_dir(config_dir, executable);
     if (fit->parsed()) return run_fit(fit_options, configs, out, err);
+    if (weights->parsed()) return run_weights(weights_options, configs, out, err);
     if (gpus->parsed()) return run_gpus(configs, gpus_json, out);
     if (models->parsed()) return run_models(configs, models_status, out);
   } catch (const UsageError& e) {

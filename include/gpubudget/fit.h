@@ -73,6 +73,15 @@ struct FitResult {
   [[nodiscard]] const WorkerBudget& binding_worker() const { return workers[binding]; }
 };
 
+// The layout of pipeline stage `pp_rank` as vLLM builds it on `gpu`: make_parallel_layout plus the
+// MXFP4 MoE padding of the profile's backend for the GPU's compute capability.
+ParallelLayout make_worker_layout(const ModelSpec& model, const GpuSpec& gpu, const Deployment& deployment,
+                                  const VllmProfile& profile, std::int64_t pp_rank);
+
+// The model as vLLM builds it with --dtype (`auto` keeps the checkpoint's). Throws InputError for an
+// unknown name.
+ModelSpec model_for_dtype(const ModelSpec& checkpoint, const std::string& dtype);
+
 // Throws InputError when vLLM would refuse the deployment (TP not dividing heads, a
 // --max-model-len above the derived maximum, an unknown --kv-cache-dtype, ...).
 FitResult fit(const ModelSpec& model, const GpuSpec& gpu, const Deployment& deployment,

@@ -36,9 +36,9 @@ void parse_gpt_oss(const ParseContext& c, ModelSpec& model) {
     layer.attention = standard_attention(sliding ? AttentionKind::kSlidingWindow : AttentionKind::kFull, n, kv, d,
                                          sliding ? window : 0);
     const std::string p = fmt::format("model.layers.{}.", i);
-    add_gqa_attention(c, layer, p + "attn.", H, n, n, kv, d, /*qkv_bias=*/true, /*o_bias=*/true);
+    add_gqa_attention(c, layer, p + "self_attn.", H, n, n, kv, d, /*qkv_bias=*/true, /*o_bias=*/true);
     // One sink logit per local query head.
-    layer.linears.push_back(make_linear(p + "attn.sinks", Component::kAttention, Parallelism::kColumn, {n}, 1, plain));
+    layer.linears.push_back(make_linear(p + "self_attn.sinks", Component::kAttention, Parallelism::kColumn, {n}, 1, plain));
     layer.linears.push_back(make_linear(p + "mlp.router", Component::kRouter, Parallelism::kReplicated, {E}, H, plain,
                                         true));
     add_experts(c, layer, p + "mlp.experts", E, I, H);

@@ -178,8 +178,10 @@ void parse_llama(const ParseContext& c, ModelSpec& model) {
     } else {
       add_gated_mlp(c, layer, m, H, I, Component::kDenseMlp, mlp_bias);
     }
+    static constexpr const char* kNormNames[] = {"input_layernorm", "post_attention_layernorm",
+                                                 "pre_feedforward_layernorm", "post_feedforward_layernorm"};
     for (int k = 0; k < tr.norms_per_layer; ++k) {
-      layer.replicated.push_back({fmt::format("{}norm{}", p, k), Component::kNorms, H, dt});
+      layer.replicated.push_back({p + kNormNames[k], Component::kNorms, H, dt});
     }
     model.layers.push_back(std::move(layer));
   }

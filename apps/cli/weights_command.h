@@ -1,0 +1,26 @@
+// `gpubudget weights`: the per-GPU weight breakdown by component, layer or tensor, and, when the model
+// folder holds safetensors files, the figure derived from their headers next to the config's.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "gpubudget/deployment.h"
+#include "gpubudget/load.h"
+
+namespace gpubudget::cli {
+
+struct WeightsOptions {
+  std::string model;
+  std::string gpu;           // preset: sets the MXFP4 padding of its backend; optional
+  std::string vllm_version;  // "" = newest modelled
+  std::string by = "component";
+  Deployment deployment;
+  bool json = false;
+  bool no_headers = false;   // do not read safetensors headers even when present
+};
+
+// Returns 0. Throws InputError / UsageError.
+int run_weights(const WeightsOptions& options, const ConfigDir& configs, std::ostream& out, std::ostream& err);
+
+}  // namespace gpubudget::cli
