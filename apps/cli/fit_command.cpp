@@ -1,11 +1,41 @@
 #include "fit_command.h"
 
+#include <filesystem>
+
+#include <fmt/format.h>
+
 #include "cli_values.h"
 #include "fit_report.h"
 #include "gpubudget/error.h"
 #include "gpubudget/fit.h"
+#include "gpubudget/header_weights.h"
+#include "gpubudget/weight_units.h"
 
 namespace gpubudget::cli {
+
+namespace {
+
+// A model folder with safetensors files: the config-derived weights are checked against the headers'
+// (`gpubudget weights` shows the comparison module by module).
+void warn_if_headers_differ(const ModelSpec& model, const GpuSpec& gpu, const Deployment& d, const VllmProfile& profile,
+                            std::ostream& err) {
+  std::error_code ec;
+  const std::filesystem::path source(model.source);
+  const auto headers = read_checkpoint_headers(
+      (std::filesystem::is_directory(source, ec) ? source : source.parent_path()).string());
+  if (!headers) return;
+  const ModelSpec built = model_for_dtype(model, d.dtype);
+  const auto units = weight_units(built, make_worker_layout(built, gpu, d, profile, 0));
+  const HeaderComparison cmp = compare_with_headers(units, *headers);
+  const Bytes diff = cmp.header_per_gpu - cmp.config_per_gpu;
+  if (diff.count() == 0 && cmp.missing_units.empty() && cmp.unmatched_tensors.empty()) return;
+  err << fmt::format("warning: the safetensors headers imply {:+.3f} GiB of weights per GPU against the config "
+                     "({} modules differ, {} missing, {} header tensors unmatched); see `gpubudget weights {}`\n",
+                     to_gib(diff), cmp.differences.size(), cmp.missing_units.size(), cmp.unmatched_tensors.size(),
+                     model.source);
+}
+
+}  // namespace
 
 int run_fit(const FitOptions& o, const ConfigDir& configs, std::ostream& out, std::ostream& err) {
   Deployment d = o.deployment;
@@ -35,6 +65,7 @@ int run_fit(const FitOptions& o, const ConfigDir& configs, std::ostream& out, st
     write_fit_text(context, result, o.explain, out);
   }
   for (const auto& w : result.warnings) err << "warning: " << w << "\n";
+  warn_if_headers_differ(model, gpu, d, profile, err);
   return result.fits ? 0 : 1;
 }
 

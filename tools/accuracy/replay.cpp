@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -90,9 +91,15 @@ std::vector<ReplayRow> replay_observations(const std::string& observations, cons
       r.config = aliases[r.model].at("config").get<std::string>();
       r.kv_only = aliases[r.model].at("kv_only").get<bool>();
     }
+    // "../configs/x": a test config folder, relative to the aliases file (reported as "tests/data/configs/x").
+    std::string load_from = r.config;
+    if (r.config.rfind("../", 0) == 0) {
+      load_from = (std::filesystem::path(aliases_path).parent_path() / r.config).lexically_normal().string();
+      r.config = "tests/data/" + r.config.substr(3);
+    }
     ModelSpec model;
     try {
-      model = load_model(r.config, configs);
+      model = load_model(load_from, configs);
     } catch (const InputError& e) {
       r.status = "model not supported or not bundled";
       r.config.clear();
