@@ -102,7 +102,7 @@ std::vector<WeightUnit> weight_units(const ModelSpec& model, const ParallelLayou
   // Vocabulary padded to 64 (DEFAULT_VOCAB_PADDING_SIZE), then split over TP.
   const std::int64_t vocab_local = round_up(model.vocab_size, 64) / layout.tp;
   const std::int64_t table = model.vocab_size * model.hidden_size;
-  b.add("model.embed_tokens", {"embed_tokens"}, Component::kEmbedding, -1, Bytes(table * element_bytes(model.dtype)),
+  b.add(model.embedding_name, {canonical_module_name(model.embedding_name)}, Component::kEmbedding, -1, Bytes(table * element_bytes(model.dtype)),
         Bytes(layout.is_first_stage() ? vocab_local * model.hidden_size * element_bytes(model.dtype) : 0));
   for (const auto& layer : model.layers) {
     b.decoder_layer(layer, layer.index >= layout.first_layer && layer.index < layout.end_layer, false);

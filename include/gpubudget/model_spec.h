@@ -139,6 +139,7 @@ struct ModelSpec {
   std::int64_t hidden_size = 0;
   std::int64_t vocab_size = 0;
   bool tie_word_embeddings = false;
+  std::string embedding_name = "model.embed_tokens";  // checkpoint module of the token embedding
   QuantFormat lm_head_format;
   std::vector<LayerSpec> layers;  // decoder layers only; MTP / next-n layers are not loaded by vLLM
   std::int64_t skipped_mtp_layers = 0;

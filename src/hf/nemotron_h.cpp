@@ -95,6 +95,7 @@ void parse_nemotron_h(const ParseContext& c, ModelSpec& model) {
     model.layers.push_back(std::move(layer));
   }
   model.final_norms.push_back({"backbone.norm_f", Component::kNorms, H, dt});
+  model.embedding_name = "backbone.embeddings";
 }
 
 }  // namespace gpubudget::detail

@@ -303,6 +303,167 @@ Fixture gpt_oss_mxfp4() {
   return f;
 }
 
+// Qwen3-Next: Gated-DeltaNet layer (fused in_proj_qkvz / in_proj_ba, conv1d, dt_bias, A_log, norm),
+// then a gated full-attention layer (q_proj doubles as the output gate), MoE with a gated shared
+// expert in both, and the mtp.* module of the checkpoint.
+Fixture qwen3_next_hybrid() {
+  Fixture f;
+  f.name = "qwen3_next_hybrid";
+  f.config = R"({"architectures":["Qwen3NextForCausalLM"],"model_type":"qwen3_next","hidden_size":256,
+    "num_attention_heads":4,"num_key_value_heads":2,"head_dim":64,"linear_num_key_heads":2,"linear_num_value_heads":4,
+    "linear_key_head_dim":32,"linear_value_head_dim":32,"linear_conv_kernel_dim":4,"full_attention_interval":2,
+    "num_experts":4,"num_experts_per_tok":2,"moe_intermediate_size":128,"shared_expert_intermediate_size":128,
+    "decoder_sparse_step":1,"mlp_only_layers":[],"num_hidden_layers":2,"vocab_size":1000,
+    "max_position_embeddings":4096,"partial_rotary_factor":0.25,"torch_dtype":"bfloat16","tie_word_embeddings":false})";
+  auto& t = f.tensors;
+  t.push_back({"model.embed_tokens.weight", "BF16", {1000, 256}});
+  auto moe = [&](const std::string& p) {
+    t.push_back({p + "mlp.gate.weight", "BF16", {4, 256}});
+    for (int e = 0; e < 4; ++e) {
+      const std::string x = fmt::format("{}mlp.experts.{}.", p, e);
+      t.push_back({x + "gate_proj.weight", "BF16", {128, 256}});
+      t.push_back({x + "up_proj.weight", "BF16", {128, 256}});
+      t.push_back({x + "down_proj.weight", "BF16", {256, 128}});
+    }
+    t.push_back({p + "mlp.shared_expert.gate_proj.weight", "BF16", {128, 256}});
+    t.push_back({p + "mlp.shared_expert.up_proj.weight", "BF16", {128, 256}});
+    t.push_back({p + "mlp.shared_expert.down_proj.weight", "BF16", {256, 128}});
+    t.push_back({p + "mlp.shared_expert_gate.weight", "BF16", {1, 256}});
+    t.push_back({p + "input_layernorm.weight", "BF16", {256}});
+    t.push_back({p + "post_attention_layernorm.weight", "BF16", {256}});
+  };
+  auto attention = [&](const std::string& p) {
+    t.push_back({p + "self_attn.q_proj.weight", "BF16", {2 * 4 * 64, 256}});
+    t.push_back({p + "self_attn.k_proj.weight", "BF16", {2 * 64, 256}});
+    t.push_back({p + "self_attn.v_proj.weight", "BF16", {2 * 64, 256}});
+    t.push_back({p + "self_attn.o_proj.weight", "BF16", {256, 4 * 64}});
+    t.push_back({p + "self_attn.q_norm.weight", "BF16", {64}});
+    t.push_back({p + "self_attn.k_norm.weight", "BF16", {64}});
+  };
+  // Key dim 2 x 32 = 64, value dim 4 x 32 = 128: qkvz = 2·64 + 2·128, ba = 2·4, conv over 2·64 + 128.
+  t.push_back({"model.layers.0.linear_attn.in_proj_qkvz.weight", "BF16", {384, 256}});
+  t.push_back({"model.layers.0.linear_attn.in_proj_ba.weight", "BF16", {8, 256}});
+  t.push_back({"model.layers.0.linear_attn.conv1d.weight", "BF16", {256, 1, 4}});
+  t.push_back({"model.layers.0.linear_attn.dt_bias", "BF16", {4}});
+  t.push_back({"model.layers.0.linear_attn.A_log", "BF16", {4}});
+  t.push_back({"model.layers.0.linear_attn.norm.weight", "BF16", {32}});
+  t.push_back({"model.layers.0.linear_attn.out_proj.weight", "BF16", {256, 128}});
+  moe("model.layers.0.");
+  attention("model.layers.1.");
+  moe("model.layers.1.");
+  t.push_back({"model.norm.weight", "BF16", {256}});
+  t.push_back({"lm_head.weight", "BF16", {1000, 256}});
+  t.push_back({"mtp.fc.weight", "BF16", {256, 512}});
+  attention("mtp.layers.0.");
+  moe("mtp.layers.0.");
+  t.push_back({"mtp.norm.weight", "BF16", {256}});
+  t.push_back({"mtp.pre_fc_norm_embedding.weight", "BF16", {256}});
+  t.push_back({"mtp.pre_fc_norm_hidden.weight", "BF16", {256}});
+  return f;
+}
+
+// Nemotron-3 style hybrid: a Mamba2 mixer (one in_proj for z, xBC and dt; biased conv1d; A_log, D,
+// dt_bias; gated norm), an attention mixer and a MoE mixer of non-gated experts with an fp32 router
+// and correction bias; backbone.* names.
+Fixture nemotron_h_hybrid() {
+  Fixture f;
+  f.name = "nemotron_h_hybrid";
+  f.config = R"({"architectures":["NemotronHForCausalLM"],"model_type":"nemotron_h","hidden_size":256,
+    "num_hidden_layers":3,"hybrid_override_pattern":"M*E","num_attention_heads":4,"num_key_value_heads":2,"head_dim":64,
+    "intermediate_size":512,"mamba_num_heads":8,"mamba_head_dim":32,"n_groups":2,"ssm_state_size":16,"conv_kernel":4,
+    "use_conv_bias":true,"mamba_proj_bias":false,"n_routed_experts":4,"num_experts_per_tok":2,"moe_intermediate_size":128,
+    "moe_shared_expert_intermediate_size":128,"vocab_size":1000,"max_position_embeddings":4096,
+    "torch_dtype":"bfloat16","tie_word_embeddings":false})";
+  auto& t = f.tensors;
+  t.push_back({"backbone.embeddings.weight", "BF16", {1000, 256}});
+  // inner 8 x 32 = 256, conv dim 256 + 2·2·16 = 320; in_proj = inner + conv dim + heads.
+  t.push_back({"backbone.layers.0.mixer.in_proj.weight", "BF16", {256 + 320 + 8, 256}});
+  t.push_back({"backbone.layers.0.mixer.conv1d.weight", "BF16", {320, 1, 4}});
+  t.push_back({"backbone.layers.0.mixer.conv1d.bias", "BF16", {320}});
+  t.push_back({"backbone.layers.0.mixer.A_log", "BF16", {8}});
+  t.push_back({"backbone.layers.0.mixer.D", "BF16", {8}});
+  t.push_back({"backbone.layers.0.mixer.dt_bias", "BF16", {8}});
+  t.push_back({"backbone.layers.0.mixer.norm.weight", "BF16", {256}});
+  t.push_back({"backbone.layers.0.mixer.out_proj.weight", "BF16", {256, 256}});
+  t.push_back({"backbone.layers.1.mixer.q_proj.weight", "BF16", {256, 256}});
+  t.push_back({"backbone.layers.1.mixer.k_proj.weight", "BF16", {128, 256}});
+  t.push_back({"backbone.layers.1.mixer.v_proj.weight", "BF16", {128, 256}});
+  t.push_back({"backbone.layers.1.mixer.o_proj.weight", "BF16", {256, 256}});
+  t.push_back({"backbone.layers.2.mixer.gate.weight", "F32", {4, 256}});
+  t.push_back({"backbone.layers.2.mixer.gate.e_score_correction_bias", "F32", {4}});
+  for (int e = 0; e < 4; ++e) {
+    t.push_back({fmt::format("backbone.layers.2.mixer.experts.{}.up_proj.weight", e), "BF16", {128, 256}});
+    t.push_back({fmt::format("backbone.layers.2.mixer.experts.{}.down_proj.weight", e), "BF16", {256, 128}});
+  }
+  t.push_back({"backbone.layers.2.mixer.shared_experts.up_proj.weight", "BF16", {128, 256}});
+  t.push_back({"backbone.layers.2.mixer.shared_experts.down_proj.weight", "BF16", {256, 128}});
+  for (int i = 0; i < 3; ++i) t.push_back({fmt::format("backbone.layers.{}.norm.weight", i), "BF16", {256}});
+  t.push_back({"backbone.norm_f.weight", "BF16", {256}});
+  t.push_back({"lm_head.weight", "BF16", {1000, 256}});
+  return f;
+}
+
+// Llama 4 wrapper: language_model.* text with fused expert tensors (no .weight suffix) and a shared
+// expert, plus the vision model (class token, positions, unfold linear, biased ViT layers, pixel-shuffle
+// adapter) and the projector.
+Fixture llama4_multimodal() {
+  Fixture f;
+  f.name = "llama4_multimodal";
+  f.config = R"({"architectures":["Llama4ForConditionalGeneration"],"model_type":"llama4","tie_word_embeddings":false,
+    "text_config":{"model_type":"llama4_text","hidden_size":256,"num_attention_heads":4,"num_key_value_heads":2,
+      "head_dim":64,"num_local_experts":4,"num_experts_per_tok":1,"intermediate_size":128,"intermediate_size_mlp":512,
+      "interleave_moe_layer_step":1,"num_hidden_layers":2,"no_rope_layers":[1,0],"attention_chunk_size":128,
+      "vocab_size":1000,"max_position_embeddings":4096,"torch_dtype":"bfloat16"},
+    "vision_config":{"model_type":"llama4_vision_model","hidden_size":64,"intermediate_size":256,"num_hidden_layers":2,
+      "num_attention_heads":4,"image_size":28,"patch_size":14,"num_channels":3,"pixel_shuffle_ratio":0.5,
+      "projector_input_dim":64,"projector_output_dim":64,"vision_output_dim":64,"multi_modal_projector_bias":false}})";
+  auto& t = f.tensors;
+  t.push_back({"language_model.model.embed_tokens.weight", "BF16", {1000, 256}});
+  for (int i = 0; i < 2; ++i) {
+    const std::string p = fmt::format("language_model.model.layers.{}.", i);
+    t.push_back({p + "self_attn.q_proj.weight", "BF16", {256, 256}});
+    t.push_back({p + "self_attn.k_proj.weight", "BF16", {128, 256}});
+    t.push_back({p + "self_attn.v_proj.weight", "BF16", {128, 256}});
+    t.push_back({p + "self_attn.o_proj.weight", "BF16", {256, 256}});
+    t.push_back({p + "feed_forward.router.weight", "BF16", {4, 256}});
+    t.push_back({p + "feed_forward.experts.gate_up_proj", "BF16", {4, 256, 256}});
+    t.push_back({p + "feed_forward.experts.down_proj", "BF16", {4, 128, 256}});
+    t.push_back({p + "feed_forward.shared_expert.gate_proj.weight", "BF16", {128, 256}});
+    t.push_back({p + "feed_forward.shared_expert.up_proj.weight", "BF16", {128, 256}});
+    t.push_back({p + "feed_forward.shared_expert.down_proj.weight", "BF16", {256, 128}});
+    t.push_back({p + "input_layernorm.weight", "BF16", {256}});
+    t.push_back({p + "post_attention_layernorm.weight", "BF16", {256}});
+  }
+  t.push_back({"language_model.model.norm.weight", "BF16", {256}});
+  t.push_back({"language_model.lm_head.weight", "BF16", {1000, 256}});
+  t.push_back({"vision_model.class_embedding", "BF16", {64}});
+  t.push_back({"vision_model.positional_embedding_vlm", "BF16", {5, 64}});
+  t.push_back({"vision_model.patch_embedding.linear.weight", "BF16", {64, 3 * 14 * 14}});
+  for (const char* norm : {"vision_model.layernorm_pre", "vision_model.layernorm_post"}) {
+    t.push_back({std::string(norm) + ".weight", "BF16", {64}});
+    t.push_back({std::string(norm) + ".bias", "BF16", {64}});
+  }
+  for (int i = 0; i < 2; ++i) {
+    const std::string p = fmt::format("vision_model.model.layers.{}.", i);
+    for (const char* proj : {"q_proj", "k_proj", "v_proj", "o_proj"}) {
+      t.push_back({p + "self_attn." + proj + ".weight", "BF16", {64, 64}});
+      t.push_back({p + "self_attn." + proj + ".bias", "BF16", {64}});
+    }
+    t.push_back({p + "mlp.fc1.weight", "BF16", {256, 64}});
+    t.push_back({p + "mlp.fc1.bias", "BF16", {256}});
+    t.push_back({p + "mlp.fc2.weight", "BF16", {64, 256}});
+    t.push_back({p + "mlp.fc2.bias", "BF16", {64}});
+    for (const char* norm : {"input_layernorm", "post_attention_layernorm"}) {
+      t.push_back({p + norm + ".weight", "BF16", {64}});
+      t.push_back({p + norm + ".bias", "BF16", {64}});
+    }
+  }
+  t.push_back({"vision_model.vision_adapter.mlp.fc1.weight", "BF16", {64, 256}});
+  t.push_back({"vision_model.vision_adapter.mlp.fc2.weight", "BF16", {64, 64}});
+  t.push_back({"multi_modal_projector.linear_1.weight", "BF16", {256, 64}});
+  return f;
+}
+
 std::vector<Fixture> fixtures() {
   return {
       llama_fixture("llama_bf16", "bf16", "BF16", "", ""),
@@ -316,6 +477,9 @@ std::vector<Fixture> fixtures() {
       qwen3_moe_fp8_block(),
       deepseek_v3_int4_experts(),
       gpt_oss_mxfp4(),
+      qwen3_next_hybrid(),
+      nemotron_h_hybrid(),
+      llama4_multimodal(),
   };
 }
 
