@@ -50,7 +50,14 @@ std::vector<Row> group_rows(const std::vector<WeightUnit>& units, const HeaderCo
   return rows;
 }
 
-std::string gib(std::int64_t bytes) { return fmt::format("{:.3f} GiB", to_gib(Bytes(bytes))); }
+// GiB for model-sized figures, smaller units for small ones (tiny test models, single norms).
+std::string gib(std::int64_t bytes) {
+  const double b = static_cast<double>(bytes);
+  if (bytes >= kGiB) return fmt::format("{:.3f} GiB", b / static_cast<double>(kGiB));
+  if (bytes >= kMiB) return fmt::format("{:.2f} MiB", b / static_cast<double>(kMiB));
+  if (bytes >= 1024) return fmt::format("{:.1f} KiB", b / 1024.0);
+  return fmt::format("{} B", bytes);
+}
 
 }  // namespace
 
@@ -149,7 +156,7 @@ int run_weights(const WeightsOptions& o, const ConfigDir& configs, std::ostream&
     out << fmt::format("\npipeline stage {} (layers {}-{}):\n", stage, layout.first_layer, layout.end_layer - 1);
     const std::size_t width = std::max<std::size_t>(20, o.by == "tensor" ? 56 : 24);
     if (cmp) {
-      out << fmt::format("  {:<{}} {:>14} {:>14} {:>12}\n", o.by, width, "config", "headers", "difference");
+      out << fmt::format("  {:<{}} {:>14} {:>14} {:>12}\n", o.by, width, "config", "headers", "diff. bytes");
     } else {
       out << fmt::format("  {:<{}} {:>14} {:>18}\n", o.by, width, "per GPU", "checkpoint (all)");
     }
@@ -163,7 +170,7 @@ int run_weights(const WeightsOptions& o, const ConfigDir& configs, std::ostream&
     }
     out << fmt::format("  {:<{}} {:>14}", "total", width, gib(total));
     if (cmp) {
-      out << fmt::format(" {:>14} {:>+12} bytes", gib(cmp->header_per_gpu.count()),
+      out << fmt::format(" {:>14} {:>+12}", gib(cmp->header_per_gpu.count()),
                          (cmp->header_per_gpu - cmp->config_per_gpu).count());
     }
     out << "\n";

@@ -34,6 +34,31 @@ std::vector<std::string> with(std::vector<std::string> base, const std::vector<s
   return base;
 }
 
+TEST(CliWeights, JsonRowsAddUpToFitsWeights) {
+  // Kimi-K2.5-NVFP4 at TP8 on the incident's GPU: per component, per layer and per tensor, the rows sum
+  // to the weights `fit` charges (70.71 GiB), and the routed experts are the hand formula's 66.45 GiB.
+  const CliRun fitted = run({"fit", "nvidia/Kimi-K2.5-NVFP4", "--gpu", "rtx-pro-6000", "-tp", "8", "--json"});
+  const auto expected = nlohmann::json::parse(fitted.out)["per_gpu"]["weights_bytes"].get<std::int64_t>();
+  for (const char* by : {"component", "layer", "tensor"}) {
+    const CliRun r = run({"weights", "nvidia/Kimi-K2.5-NVFP4", "--gpu", "rtx-pro-6000", "-tp", "8", "--by", by, "--json"});
+    ASSERT_EQ(r.code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    std::int64_t sum = 0;
+    for (const auto& row : j["workers"][0]["rows"]) sum += row["bytes"].get<std::int64_t>();
+    EXPECT_EQ(sum, expected) << by;
+    EXPECT_EQ(j["workers"][0]["weights_bytes"].get<std::int64_t>(), expected) << by;
+    if (std::string(by) == "component") {
+      for (const auto& row : j["workers"][0]["rows"]) {
+        if (row["name"] == "routed_experts") {
+          EXPECT_EQ(row["bytes"].get<std::int64_t>(),
+                    60LL * 384 * (512LL * 7168 / 2 + 512LL * 448 + 7168LL * 256 / 2 + 7168LL * 16 + 24));
+        }
+      }
+    }
+  }
+  EXPECT_EQ(run({"weights", "nvidia/Kimi-K2.5-NVFP4", "--by", "expert"}).code, 2);
+}
+
 TEST(CliFit, IncidentBf16JsonHasTheFixedFields) {
   const CliRun r = run(with(kIncident, {"--kv-cache-dtype", "bfloat16", "--json"}));
   ASSERT_EQ(r.code, 1) << r.err;
