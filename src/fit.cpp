@@ -139,6 +139,21 @@ ModelSpec model_for_dtype(const ModelSpec& checkpoint, const std::string& dtype)
 }
 
 FitResult fit(const ModelSpec& checkpoint, const GpuSpec& gpu, const Deployment& d, const VllmProfile& profile) {
+  return fit(checkpoint, std::vector<GpuSpec>(static_cast<std::size_t>(std::max<std::int64_t>(1, d.pipeline_parallel_size)), gpu),
+             d, profile);
+}
+
+FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpus, const Deployment& d,
+              const VllmProfile& profile) {
+  if (stage_gpus.empty() || (stage_gpus.size() != 1 && static_cast<std::int64_t>(stage_gpus.size()) != d.pipeline_parallel_size)) {
+    throw InputError(fmt::format("--gpu: {} GPU presets for --pipeline-parallel-size {}; give one, or one per stage",
+                                 stage_gpus.size(), d.pipeline_parallel_size));
+  }
+  auto gpu_of = [&](std::int64_t stage) -> const GpuSpec& {
+    return stage_gpus.size() == 1 ? stage_gpus.front() : stage_gpus[static_cast<std::size_t>(stage)];
+  };
+  // The engine's choices (attention backend, scheduler defaults) are made on the first stage's GPU.
+  const GpuSpec& gpu = stage_gpus.front();
   // --dtype rebuilds the unquantized tensors in another dtype.
   const ModelSpec converted = d.dtype != "auto" ? model_for_dtype(checkpoint, d.dtype) : ModelSpec{};
   const ModelSpec& model = d.dtype != "auto" ? converted : checkpoint;
@@ -183,17 +198,28 @@ FitResult fit(const ModelSpec& checkpoint, const GpuSpec& gpu, const Deployment&
   check_max_model_len(model, r.judged_max_model_len);
   r.scheduler = scheduler_limits(d, gpu, profile, r.judged_max_model_len);
 
-  const Bytes requested(static_cast<std::int64_t>(
-      std::ceil(static_cast<double>(gpu.memory.count()) * r.gpu_memory_utilization)));
   for (std::int64_t stage = 0; stage < d.pipeline_parallel_size; ++stage) {
-    const ParallelLayout layout = make_worker_layout(model, gpu, d, profile, stage);
+    const GpuSpec& stage_gpu = gpu_of(stage);
+    if (stage_gpu.compute_capability_major != gpu.compute_capability_major || stage_gpu.platform != gpu.platform) {
+      const AttentionBackend* here =
+          select_backend(profile, stage_gpu, kind, sparse, r.kv_cache_dtype.name);
+      if (here == nullptr || here->name != r.attention_backend) {
+        r.warnings.push_back(fmt::format("pipeline stage {} runs on {}, where vLLM would not pick the {} backend of "
+                                         "stage 0 ({}); the budget assumes {}",
+                                         stage, stage_gpu.name, r.attention_backend, gpu.name, r.attention_backend));
+      }
+    }
+    const Bytes requested(static_cast<std::int64_t>(
+        std::ceil(static_cast<double>(stage_gpu.memory.count()) * r.gpu_memory_utilization)));
+    const ParallelLayout layout = make_worker_layout(model, stage_gpu, d, profile, stage);
     WorkerBudget w;
     w.pp_rank = stage;
     w.first_layer = layout.first_layer;
     w.end_layer = layout.end_layer;
     w.requested = requested;
     w.weights = weights_per_gpu(model, layout);
-    w.overheads = estimate_overheads(model, layout, gpu, profile, r.scheduler, d.enforce_eager);
+    w.gpu = stage_gpu.name;
+    w.overheads = estimate_overheads(model, layout, stage_gpu, profile, r.scheduler, d.enforce_eager);
     if (d.kv_cache_memory) {
       w.kv_cache = *d.kv_cache_memory;
     } else {
@@ -247,7 +273,7 @@ FitResult fit(const ModelSpec& checkpoint, const GpuSpec& gpu, const Deployment&
   // Explanations, binding worker.
   const auto& o = bw.overheads;
   r.explanations = {
-      {"requested", fmt::format("ceil(total {} B x gpu_memory_utilization {})", gpu.memory.count(),
+      {"requested", fmt::format("ceil(total {} B x gpu_memory_utilization {})", gpu_of(bw.pp_rank).memory.count(),
                                 r.gpu_memory_utilization),
        fmt::format("{} B = {}", bw.requested.count(), gib_text(bw.requested))},
       {"weights", "sum of every local tensor shard (see `weights`)", gib_text(bw.weights.total)},

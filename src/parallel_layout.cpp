@@ -82,17 +82,53 @@ ParallelLayout make_parallel_layout(const ModelSpec& model, const Deployment& d,
   layout.pp = d.pipeline_parallel_size;
   layout.pp_rank = pp_rank;
   layout.dcp = d.decode_context_parallel_size;
-  pipeline_stage_layers(num_layers, layout.pp, pp_rank, layout.first_layer, layout.end_layer);
+  if (d.pp_layer_partition.empty()) {
+    pipeline_stage_layers(num_layers, layout.pp, pp_rank, layout.first_layer, layout.end_layer);
+  } else {
+    // VLLM_PP_LAYER_PARTITION: vLLM requires one entry per stage, summing to the layer count.
+    const auto& part = d.pp_layer_partition;
+    std::int64_t sum = 0;
+    for (const auto n : part) {
+      if (n < 1) reject(model, fmt::format("--pp-layer-partition: every stage needs at least one layer, got {}", n));
+      sum += n;
+    }
+    if (static_cast<std::int64_t>(part.size()) != layout.pp || sum != num_layers) {
+      reject(model, fmt::format("--pp-layer-partition (VLLM_PP_LAYER_PARTITION) has {} entries summing to {}; vLLM "
+                                "requires --pipeline-parallel-size {} entries summing to the {} decoder layers",
+                                part.size(), sum, layout.pp, num_layers));
+    }
+    layout.first_layer = 0;
+    for (std::int64_t r = 0; r < pp_rank; ++r) layout.first_layer += part[static_cast<std::size_t>(r)];
+    layout.end_layer = layout.first_layer + part[static_cast<std::size_t>(pp_rank)];
+  }
 
   const std::int64_t moe_world = d.tensor_parallel_size * d.data_parallel_size;
   const bool use_ep = d.enable_expert_parallel && moe_world > 1;
   layout.moe_tp = use_ep ? 1 : moe_world;
   layout.moe_ep = use_ep ? moe_world : 1;
+  if (d.num_redundant_experts < 0) throw InputError("--num-redundant-experts must be at least 0");
+  if (d.num_redundant_experts > 0 && !use_ep) {
+    reject(model, fmt::format("--num-redundant-experts {} needs --enable-expert-parallel over more than one rank "
+                              "(EPLB places redundant experts across the expert-parallel group)",
+                              d.num_redundant_experts));
+  }
+  layout.redundant_experts = d.num_redundant_experts;
 
   if (layout.dcp > 1) {
     if (layout.tp % layout.dcp != 0) {
       reject(model, fmt::format("--decode-context-parallel-size {} must divide --tensor-parallel-size {}",
                                 layout.dcp, layout.tp));
+    }
+    // Sliding-window and chunked-local KV specs assert dcp == 1; recurrent states cannot be split.
+    for (const auto& layer : model.layers) {
+      const auto kind = layer.attention.kind;
+      if (kind == AttentionKind::kSlidingWindow || kind == AttentionKind::kChunkedLocal || kind == AttentionKind::kMamba) {
+        reject(model, fmt::format("--decode-context-parallel-size {}: layer {} has {} attention, which vLLM does not "
+                                  "split by decode context parallelism (it asserts dcp == 1)",
+                                  layout.dcp, layer.index,
+                                  kind == AttentionKind::kMamba ? "recurrent (Mamba / linear)"
+                                  : kind == AttentionKind::kSlidingWindow ? "sliding-window" : "chunked-local"));
+      }
     }
   }
   for (const auto& layer : model.layers) {

@@ -104,8 +104,10 @@ Bytes linear_bytes(const LinearModule& m, const ParallelLayout& layout) {
 }
 
 Bytes experts_bytes(const ExpertsModule& e, const ParallelLayout& layout) {
-  // Local experts: all of them sharded over moe_tp, or ceil(E / ep) whole experts with EP.
-  const std::int64_t local_experts = cdiv(e.num_experts, layout.moe_ep);
+  // Local experts: all of them sharded over moe_tp, or ceil((E + redundant) / ep) whole experts with EP
+  // (determine_expert_map gives the first ranks the remainder).
+  const std::int64_t local_experts =
+      layout.moe_ep > 1 ? cdiv(e.num_experts + layout.redundant_experts, layout.moe_ep) : e.num_experts;
   const std::int64_t I = e.intermediate_size / layout.moe_tp;
   const std::int64_t H = e.hidden_size;
   // w13 holds gate and up ([2I, H]) for gated experts, up alone ([I, H]) otherwise; w2 is [H, I].

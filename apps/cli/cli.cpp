@@ -2,10 +2,12 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_values.h"
 #include "fit_command.h"
+#include "vllm_command.h"
 #include "weights_command.h"
 #include "gpubudget/error.h"
 #include "gpubudget/load.h"
@@ -18,7 +20,7 @@ namespace {
 
 void add_fit_options(CLI::App& fit, FitOptions& o) {
   fit.add_option("MODEL", o.model, "model directory, config.json, or bundled Hugging Face id")->required();
-  fit.add_option("--gpu", o.gpu, "GPU preset (see `gpubudget gpus`)");
+  fit.add_option("--gpu", o.gpu, "GPU preset (see `gpubudget gpus`), or one per pipeline stage: a,b");
   fit.add_option("--gpu-memory", o.gpu_memory, "CUDA-visible total per GPU (96GiB, 97887MiB, bytes)");
   fit.add_option("--vllm-version", o.vllm_version, "vLLM version whose behaviour to reproduce (default: newest)");
   auto& d = o.deployment;
@@ -28,6 +30,10 @@ void add_fit_options(CLI::App& fit, FitOptions& o) {
   fit.add_option("--decode-context-parallel-size", d.decode_context_parallel_size, "-dcp: decode context parallel")
       ->check(CLI::PositiveNumber);
   fit.add_flag("--enable-expert-parallel", d.enable_expert_parallel, "shard routed experts whole over TPxDP");
+  fit.add_option("--num-redundant-experts", d.num_redundant_experts, "EPLB extra experts (with expert parallel)")
+      ->check(CLI::NonNegativeNumber);
+  fit.add_option("--pp-layer-partition", o.pp_layer_partition, "decoder layers per stage, e.g. 31,30 (VLLM_PP_LAYER_PARTITION)");
+  fit.add_option("--vllm-env", o.vllm_env, "VLLM_PP_LAYER_PARTITION=... or VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0|1");
   fit.add_option("--gpu-memory-utilization", d.gpu_memory_utilization, "fraction of the GPU vLLM may use");
   fit.add_option("--dtype", d.dtype, "auto, bfloat16, float16, float32: unquantized weights and auto KV dtype");
   fit.add_option("--kv-cache-dtype", d.kv_cache_dtype, "auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2, fp8_ds_mla");
@@ -40,6 +46,7 @@ void add_fit_options(CLI::App& fit, FitOptions& o) {
   fit.add_option("--kv-cache-memory-bytes", o.kv_cache_memory_bytes, "fixed KV budget, bypasses utilization");
   fit.add_flag("--json", o.json, "one JSON document on stdout");
   fit.add_flag("--explain", o.explain, "show the formula and inputs behind each figure");
+  fit.add_flag("--vllm-args", o.vllm_args, "print the `vllm serve` line to launch with (the length that fits)");
 }
 
 void add_weights_options(CLI::App& w, WeightsOptions& o) {
@@ -141,6 +148,17 @@ int run_cli(std::vector<std::string> args, std::ostream& out, std::ostream& err,
   CLI::App* version = app.add_subcommand("version", "print the version");
 
   try {
+    // `gpubudget fit [flags] -- vllm serve MODEL ...`: the pasted command becomes fit's own flags.
+    if (const auto dash = std::find(args.begin(), args.end(), "--"); dash != args.end()) {
+      const VllmCommand command = translate_vllm_command(std::vector<std::string>(dash + 1, args.end()));
+      args.erase(dash, args.end());
+      args.insert(args.end(), command.flags.begin(), command.flags.end());
+      if (!command.ignored.empty()) {
+        err << fmt::format("note: vLLM settings without an effect on the modelled memory, ignored: {}\n",
+                           fmt::join(command.ignored, " "));
+      }
+      for (const auto& note : command.notes) err << "warning: " << note << "\n";
+    }
     args = expand_vllm_short_flags(std::move(args));
     std::reverse(args.begin(), args.end());  // CLI11 parses a reversed vector
     app.parse(args);

@@ -3,12 +3,14 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli_values.h"
 #include "fit_report.h"
 #include "gpubudget/error.h"
 #include "gpubudget/fit.h"
 #include "gpubudget/header_weights.h"
+#include "gpubudget/remedies.h"
 #include "gpubudget/weight_units.h"
 
 namespace gpubudget::cli {
@@ -37,8 +39,60 @@ void warn_if_headers_differ(const ModelSpec& model, const GpuSpec& gpu, const De
 
 }  // namespace
 
-int run_fit(const FitOptions& o, const ConfigDir& configs, std::ostream& out, std::ostream& err) {
-  Deployment d = o.deployment;
+namespace {
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> parts;
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    const auto comma = text.find(',', begin);
+    parts.push_back(text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin));
+    if (comma == std::string::npos) break;
+    begin = comma + 1;
+  }
+  return parts;
+}
+
+std::vector<std::int64_t> parse_partition(const std::string& flag, const std::string& text) {
+  std::vector<std::int64_t> layers;
+  for (const auto& part : split_commas(text)) layers.push_back(parse_human_int(flag, part));
+  return layers;
+}
+
+// The `vllm serve` line that launches this deployment, with the length that fits.
+std::string vllm_serve_line(const FitOptions& o, const Deployment& d, const FitResult& r) {
+  std::string line = "vllm serve " + o.model;
+  auto add = [&line](const std::string& flag, const std::string& value) { line += " " + flag + " " + value; };
+  if (d.tensor_parallel_size > 1) add("--tensor-parallel-size", std::to_string(d.tensor_parallel_size));
+  if (d.pipeline_parallel_size > 1) add("--pipeline-parallel-size", std::to_string(d.pipeline_parallel_size));
+  if (d.data_parallel_size > 1) add("--data-parallel-size", std::to_string(d.data_parallel_size));
+  if (d.decode_context_parallel_size > 1) {
+    add("--decode-context-parallel-size", std::to_string(d.decode_context_parallel_size));
+  }
+  if (d.enable_expert_parallel) line += " --enable-expert-parallel";
+  if (d.num_redundant_experts > 0) {
+    line += fmt::format(" --enable-eplb --eplb-config '{{\"num_redundant_experts\": {}}}'", d.num_redundant_experts);
+  }
+  if (d.dtype != "auto") add("--dtype", d.dtype);
+  if (d.kv_cache_dtype != "auto") add("--kv-cache-dtype", d.kv_cache_dtype);
+  add("--max-model-len", std::to_string(r.fits ? r.judged_max_model_len : r.max_model_len));
+  add("--gpu-memory-utilization", fmt::format("{}", r.gpu_memory_utilization));
+  if (d.max_num_seqs) add("--max-num-seqs", std::to_string(*d.max_num_seqs));
+  if (d.max_num_batched_tokens) add("--max-num-batched-tokens", std::to_string(*d.max_num_batched_tokens));
+  if (d.block_size) add("--block-size", std::to_string(*d.block_size));
+  if (d.enforce_eager) line += " --enforce-eager";
+  if (d.kv_cache_memory) add("--kv-cache-memory-bytes", std::to_string(d.kv_cache_memory->count()));
+  if (!d.pp_layer_partition.empty()) {
+    line = fmt::format("VLLM_PP_LAYER_PARTITION={} {}", fmt::join(d.pp_layer_partition, ","), line);
+  }
+  return line;
+}
+
+}  // namespace
+
+ResolvedFit resolve_fit_options(const FitOptions& o, const ConfigDir& configs) {
+  ResolvedFit out{load_model(o.model, configs), {}, o.deployment, load_vllm_profile(o.vllm_version, configs)};
+  Deployment& d = out.deployment;
   d.max_model_len = parse_max_model_len(o.max_model_len);
   if (!o.kv_cache_memory_bytes.empty()) {
     d.kv_cache_memory = Bytes(parse_human_int("--kv-cache-memory-bytes", o.kv_cache_memory_bytes));
@@ -46,26 +100,65 @@ int run_fit(const FitOptions& o, const ConfigDir& configs, std::ostream& out, st
   if (!o.max_num_batched_tokens.empty()) {
     d.max_num_batched_tokens = parse_human_int("--max-num-batched-tokens", o.max_num_batched_tokens);
   }
-  const ModelSpec model = load_model(o.model, configs);
+  if (!o.pp_layer_partition.empty()) d.pp_layer_partition = parse_partition("--pp-layer-partition", o.pp_layer_partition);
+  for (const auto& assignment : o.vllm_env) {
+    const auto eq = assignment.find('=');
+    const std::string var = assignment.substr(0, eq);
+    const std::string value = eq == std::string::npos ? "" : assignment.substr(eq + 1);
+    if (var == "VLLM_PP_LAYER_PARTITION") {
+      const auto layers = parse_partition(var, value);
+      if (!d.pp_layer_partition.empty() && d.pp_layer_partition != layers) {
+        throw UsageError("--pp-layer-partition and VLLM_PP_LAYER_PARTITION disagree");
+      }
+      d.pp_layer_partition = layers;
+    } else if (var == "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS") {
+      // Whether vLLM charges its CUDA-graph memory estimate to the KV budget (default on from 0.21).
+      out.profile.charges_cudagraph_memory = value == "1" || value == "true" || value == "True";
+    } else {
+      throw UsageError(fmt::format("--vllm-env: {} is not a variable gpubudget models (VLLM_PP_LAYER_PARTITION, "
+                                   "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS)",
+                                   var));
+    }
+  }
   if (o.gpu.empty() && o.gpu_memory.empty()) {
     throw UsageError("fit: give --gpu NAME (see `gpubudget gpus`) or --gpu-memory SIZE");
   }
-  GpuSpec gpu = o.gpu.empty() ? custom_gpu(Bytes(parse_memory_size("--gpu-memory", o.gpu_memory)))
-                              : load_gpu_preset(o.gpu, configs);
-  if (!o.gpu.empty() && !o.gpu_memory.empty()) {
-    gpu.memory = Bytes(parse_memory_size("--gpu-memory", o.gpu_memory));
-    gpu.memory_source = "--gpu-memory";
+  if (o.gpu.empty()) {
+    out.gpus.push_back(custom_gpu(Bytes(parse_memory_size("--gpu-memory", o.gpu_memory))));
+  } else {
+    for (const auto& name : split_commas(o.gpu)) {
+      GpuSpec gpu = load_gpu_preset(name, configs);
+      if (!o.gpu_memory.empty()) {
+        gpu.memory = Bytes(parse_memory_size("--gpu-memory", o.gpu_memory));
+        gpu.memory_source = "--gpu-memory";
+      }
+      out.gpus.push_back(std::move(gpu));
+    }
   }
-  const VllmProfile profile = load_vllm_profile(o.vllm_version, configs);
-  const FitResult result = fit(model, gpu, d, profile);
-  const ReportContext context{model, gpu, d, profile, o.vllm_version.empty() ? profile.version : o.vllm_version};
-  if (o.json) {
+  if (out.gpus.size() > 1 && static_cast<std::int64_t>(out.gpus.size()) != d.pipeline_parallel_size) {
+    throw UsageError(fmt::format("--gpu lists {} GPUs: give one, or one per pipeline stage "
+                                 "(--pipeline-parallel-size {})",
+                                 out.gpus.size(), d.pipeline_parallel_size));
+  }
+  return out;
+}
+
+int run_fit(const FitOptions& o, const ConfigDir& configs, std::ostream& out, std::ostream& err) {
+  const ResolvedFit f = resolve_fit_options(o, configs);
+  const Deployment& d = f.deployment;
+  const FitResult result = fit(f.model, f.gpus, d, f.profile);
+  ReportContext context{f.model, f.gpus.front(), d, f.profile,
+                        o.vllm_version.empty() ? f.profile.version : o.vllm_version, {}};
+  if (!result.fits) context.remedies = find_remedies(f.model, f.gpus, d, f.profile, result);
+  if (o.vllm_args) {
+    out << vllm_serve_line(o, d, result) << "\n";
+  } else if (o.json) {
     write_fit_json(context, result, out);
   } else {
     write_fit_text(context, result, o.explain, out);
   }
   for (const auto& w : result.warnings) err << "warning: " << w << "\n";
-  warn_if_headers_differ(model, gpu, d, profile, err);
+  warn_if_headers_differ(f.model, f.gpus.front(), d, f.profile, err);
   return result.fits ? 0 : 1;
 }
 

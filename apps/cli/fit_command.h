@@ -4,24 +4,38 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "gpubudget/deployment.h"
+#include "gpubudget/fit.h"
 #include "gpubudget/load.h"
 
 namespace gpubudget::cli {
 
 struct FitOptions {
   std::string model;
-  std::string gpu;            // --gpu preset name
+  std::string gpu;            // --gpu preset name, or one per pipeline stage: "rtx-5070-ti,rtx-5090"
   std::string gpu_memory;     // --gpu-memory, overrides the preset's total
   std::string vllm_version;   // "" = newest modelled
   std::string max_model_len = "auto";
   std::string kv_cache_memory_bytes;
   std::string max_num_batched_tokens;
+  std::string pp_layer_partition;       // "16,15": layers per stage (VLLM_PP_LAYER_PARTITION)
+  std::vector<std::string> vllm_env;    // VLLM_*=VALUE assignments that change memory
   Deployment deployment;
   bool json = false;
   bool explain = false;
+  bool vllm_args = false;  // print the `vllm serve` line to launch with, instead of the report
 };
+
+// The deployment, GPUs and vLLM profile the options describe (shared by fit and sweep).
+struct ResolvedFit {
+  ModelSpec model;
+  std::vector<GpuSpec> gpus;  // one, or one per pipeline stage
+  Deployment deployment;
+  VllmProfile profile;
+};
+ResolvedFit resolve_fit_options(const FitOptions& options, const ConfigDir& configs);
 
 // Returns the exit status (0 fits, 1 does not fit). Throws InputError / UsageError.
 int run_fit(const FitOptions& options, const ConfigDir& configs, std::ostream& out, std::ostream& err);

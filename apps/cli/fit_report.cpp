@@ -5,6 +5,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 namespace gpubudget::cli {
@@ -143,6 +144,16 @@ void write_fit_json(const ReportContext& c, const FitResult& r, std::ostream& ou
                        {"max_model_len", wk.max_model_len}});
   }
   j["workers"] = workers;
+  nlohmann::ordered_json remedies = nlohmann::ordered_json::array();
+  for (const auto& rem : c.remedies) {
+    remedies.push_back({{"change", rem.change},
+                        {"flags", rem.flags},
+                        {"max_model_len", rem.max_model_len},
+                        {"reaches_target", rem.reaches_target},
+                        {"vllm_would_start", !rem.blocked},
+                        {"caveat", rem.caveat.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(rem.caveat)}});
+  }
+  j["remedies"] = remedies;
   j["warnings"] = r.warnings;
   out << j.dump(2) << "\n";
 }
@@ -184,6 +195,14 @@ void write_fit_text(const ReportContext& c, const FitResult& r, bool explain, st
                      r.judged_is_derived ? " (the model's maximum)" : "", gib2(r.needed),
                      r.fits ? "FITS" : "DOES NOT FIT");
   if (!r.vllm_error.empty()) out << "vLLM " << c.vllm_version << " would stop with: " << r.vllm_error << "\n";
+  if (!c.remedies.empty()) {
+    out << fmt::format("\nTo fit {} tokens, best first:\n", with_commas(r.judged_max_model_len));
+    for (const auto& rem : c.remedies) {
+      out << fmt::format("  {:<44} {:<40} largest {:>9}{}\n", rem.change, fmt::format("{}", fmt::join(rem.flags, " ")),
+                         with_commas(rem.max_model_len), rem.reaches_target ? "  fits" : "");
+      if (!rem.caveat.empty()) out << fmt::format("      caveat: {}\n", rem.caveat);
+    }
+  }
   if (explain) {
     out << "\nHow each figure was computed (binding worker):\n";
     for (const auto& e : r.explanations) {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "gpubudget/fit.h"
+#include "gpubudget/remedies.h"
 
 namespace gpubudget::cli {
 
@@ -14,6 +15,7 @@ struct ReportContext {
   const Deployment& deployment;
   const VllmProfile& profile;
   std::string vllm_version;  // as requested (or the profile's, when not given)
+  std::vector<Remedy> remedies;  // when the judged length does not fit
 };
 
 void write_fit_json(const ReportContext& context, const FitResult& result, std::ostream& out);

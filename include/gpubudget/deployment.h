@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gpubudget/bytes.h"
 
@@ -20,6 +21,11 @@ struct Deployment {
   std::int64_t decode_context_parallel_size = 1;
   // --enable-expert-parallel. Default: false.
   bool enable_expert_parallel = false;
+  // --num-redundant-experts (EPLB): extra physical experts spread with EP; ceil((E + R) / ep) per GPU.
+  std::int64_t num_redundant_experts = 0;
+  // VLLM_PP_LAYER_PARTITION / --pp-layer-partition: decoder layers per pipeline stage (empty: vLLM's
+  // even split). Must have pipeline_parallel_size entries summing to the number of layers.
+  std::vector<std::int64_t> pp_layer_partition;
   // --gpu-memory-utilization. Default: the vLLM version's default (0.9 before 0.21, 0.92 after).
   std::optional<double> gpu_memory_utilization;
   // --dtype: "auto" (the checkpoint's dtype) or bfloat16 / float16 / float32 for unquantized weights,

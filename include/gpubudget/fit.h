@@ -26,6 +26,7 @@ namespace gpubudget {
 // The budget of one GPU worker (one pipeline stage; all TP ranks of a stage are alike).
 struct WorkerBudget {
   std::int64_t pp_rank = 0;
+  std::string gpu;  // the stage's GPU preset name
   std::int64_t first_layer = 0;
   std::int64_t end_layer = 0;
   Bytes requested;
@@ -85,6 +86,11 @@ ModelSpec model_for_dtype(const ModelSpec& checkpoint, const std::string& dtype)
 // Throws InputError when vLLM would refuse the deployment (TP not dividing heads, a
 // --max-model-len above the derived maximum, an unknown --kv-cache-dtype, ...).
 FitResult fit(const ModelSpec& model, const GpuSpec& gpu, const Deployment& deployment,
+              const VllmProfile& profile);
+// Heterogeneous pipelines: one GPU per pipeline stage (`stage_gpus.size()` == pipeline_parallel_size,
+// or 1 for all). The attention backend and scheduler defaults follow stage 0's GPU, as vLLM's engine
+// decides them once; each stage's budget uses its own GPU's memory.
+FitResult fit(const ModelSpec& model, const std::vector<GpuSpec>& stage_gpus, const Deployment& deployment,
               const VllmProfile& profile);
 
 // vLLM's GiB rendering in its messages: "%.2f" or format_gib (round to 2 decimals, trailing zeros

@@ -16,6 +16,7 @@ struct ParallelLayout {
   std::int64_t end_layer = 0;
   std::int64_t moe_tp = 1;          // experts' intermediate split (tp*dp without EP, 1 with EP)
   std::int64_t moe_ep = 1;          // experts spread over this many ranks (1 without EP)
+  std::int64_t redundant_experts = 0;  // EPLB extra physical experts (with EP only)
   std::int64_t dcp = 1;             // decode context parallel size
   // MXFP4 MoE backends pad each rank's expert intermediate and hidden sizes up to these multiples
   // (Mxfp4MoEMethod.create_weights); 1 = no padding. Set from the vLLM profile for the GPU.

@@ -59,6 +59,30 @@ TEST(CliWeights, JsonRowsAddUpToFitsWeights) {
   EXPECT_EQ(run({"weights", "nvidia/Kimi-K2.5-NVFP4", "--by", "expert"}).code, 2);
 }
 
+TEST(CliFit, PastedVllmServeLineGivesTheSameJsonAsTheFlags) {
+  const CliRun flags = run(with(kIncident, {"--kv-cache-dtype", "bfloat16", "--json"}));
+  const CliRun pasted = run({"fit", "--gpu", "rtx-pro-6000", "--vllm-version", "0.15", "--json", "--", "vllm", "serve",
+                             "nvidia/Kimi-K2.5-NVFP4", "--tensor-parallel-size", "8", "--gpu-memory-utilization", "0.9",
+                             "--kv-cache-dtype", "bfloat16", "--trust-remote-code", "--served-model-name", "kimi"});
+  EXPECT_EQ(pasted.code, flags.code);
+  EXPECT_EQ(pasted.out, flags.out);
+  EXPECT_NE(pasted.err.find("ignored: --trust-remote-code --served-model-name"), std::string::npos) << pasted.err;
+  const auto j = nlohmann::json::parse(pasted.out);
+  bool fp8 = false, dcp = false, as_is = false;
+  for (const auto& r : j["remedies"]) {
+    const auto change = r["change"].get<std::string>();
+    fp8 = fp8 || (change == "FP8 KV cache" && !r["vllm_would_start"].get<bool>());
+    dcp = dcp || change.rfind("decode context parallel", 0) == 0;
+    as_is = as_is || change.rfind("the length that fits as is", 0) == 0;
+  }
+  EXPECT_TRUE(fp8 && dcp && as_is) << j["remedies"].dump(1);
+  // --vllm-args: the launch line with the length that fits.
+  const CliRun args = run(with(kIncident, {"--kv-cache-dtype", "bfloat16", "--vllm-args"}));
+  EXPECT_EQ(args.out, "vllm serve nvidia/Kimi-K2.5-NVFP4 --tensor-parallel-size 8 --kv-cache-dtype bfloat16 "
+                      "--max-model-len " + std::to_string(j["max_model_len"].get<std::int64_t>()) +
+                      " --gpu-memory-utilization 0.9\n");
+}
+
 TEST(CliFit, IncidentBf16JsonHasTheFixedFields) {
   const CliRun r = run(with(kIncident, {"--kv-cache-dtype", "bfloat16", "--json"}));
   ASSERT_EQ(r.code, 1) << r.err;

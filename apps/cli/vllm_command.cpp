@@ -1,0 +1,156 @@
+#include "vllm_command.h"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "gpubudget/error.h"
+
+namespace gpubudget::cli {
+
+namespace {
+
+// vLLM flags that gpubudget reads, by their long name (and vLLM's short aliases).
+const std::set<std::string>& value_flags() {
+  static const std::set<std::string> kFlags = {
+      "--tensor-parallel-size",   "--pipeline-parallel-size", "--data-parallel-size",
+      "--decode-context-parallel-size", "--gpu-memory-utilization", "--dtype",
+      "--kv-cache-dtype",         "--max-model-len",          "--max-num-seqs",
+      "--max-num-batched-tokens", "--block-size",             "--mamba-cache-mode",
+      "--kv-cache-memory-bytes",  "--num-redundant-experts"};
+  return kFlags;
+}
+
+const std::set<std::string>& switch_flags() {
+  static const std::set<std::string> kFlags = {"--enforce-eager", "--enable-expert-parallel"};
+  return kFlags;
+}
+
+// vLLM switches (no value) that gpubudget ignores; any other unknown flag is taken to have a value
+// unless the next word is another flag.
+const std::set<std::string>& ignored_switches() {
+  static const std::set<std::string> kFlags = {
+      "--trust-remote-code", "--enable-prefix-caching", "--no-enable-prefix-caching", "--enable-chunked-prefill",
+      "--no-enable-chunked-prefill", "--disable-log-requests", "--disable-log-stats", "--enable-auto-tool-choice",
+      "--disable-custom-all-reduce", "--async-scheduling", "--enable-eplb", "--enable-log-requests",
+      "--disable-uvicorn-access-log", "--enable-sleep-mode", "--headless", "--no-enable-log-requests"};
+  return kFlags;
+}
+
+// Flags that do change memory in ways gpubudget does not model: named with a warning.
+const std::set<std::string>& unmodelled_memory_flags() {
+  static const std::set<std::string> kFlags = {"--speculative-config", "--cpu-offload-gb", "--quantization",
+                                               "--compilation-config", "--limit-mm-per-prompt",
+                                               "--max-num-partial-prefills", "--kv-transfer-config"};
+  return kFlags;
+}
+
+std::string long_name(const std::string& flag) {
+  static const std::pair<const char*, const char*> kShort[] = {{"-tp", "--tensor-parallel-size"},
+                                                               {"-pp", "--pipeline-parallel-size"},
+                                                               {"-dp", "--data-parallel-size"},
+                                                               {"-dcp", "--decode-context-parallel-size"}};
+  for (const auto& [s, l] : kShort) {
+    if (flag == s) return l;
+  }
+  // vLLM accepts underscores as well as dashes in long options.
+  std::string out = flag;
+  if (out.rfind("--", 0) == 0) std::replace(out.begin() + 2, out.end(), '_', '-');
+  return out;
+}
+
+}  // namespace
+
+VllmCommand translate_vllm_command(const std::vector<std::string>& tokens) {
+  VllmCommand out;
+  std::size_t i = 0;
+  std::vector<std::string> env;
+  for (; i < tokens.size(); ++i) {
+    const auto eq = tokens[i].find('=');
+    if (eq == std::string::npos || eq == 0 || tokens[i][0] == '-') break;
+    env.push_back(tokens[i]);
+  }
+  // The server command itself.
+  std::string model;
+  if (i + 1 < tokens.size() && tokens[i] == "vllm" && tokens[i + 1] == "serve") {
+    i += 2;
+    if (i < tokens.size() && tokens[i].rfind("-", 0) != 0) model = tokens[i++];
+  } else if (i + 2 < tokens.size() && (tokens[i] == "python" || tokens[i] == "python3") && tokens[i + 1] == "-m" &&
+             tokens[i + 2] == "vllm.entrypoints.openai.api_server") {
+    i += 3;
+  } else {
+    throw UsageError("after `--`, expected `vllm serve MODEL ...` or `python -m vllm.entrypoints.openai.api_server ...`");
+  }
+  std::vector<std::string> flags;
+  for (; i < tokens.size(); ++i) {
+    std::string word = tokens[i];
+    if (word.rfind("-", 0) != 0) {
+      if (model.empty()) {
+        model = word;  // `vllm serve --flags MODEL` puts the model late
+        continue;
+      }
+      throw UsageError(fmt::format("vllm command: unexpected word \"{}\"", word));
+    }
+    std::string value;
+    bool has_inline = false;
+    if (const auto eq = word.find('='); eq != std::string::npos) {
+      value = word.substr(eq + 1);
+      word = word.substr(0, eq);
+      has_inline = true;
+    }
+    const std::string name = long_name(word);
+    auto take_value = [&]() -> std::string {
+      if (has_inline) return value;
+      if (i + 1 >= tokens.size()) throw UsageError(fmt::format("vllm command: {} needs a value", word));
+      return tokens[++i];
+    };
+    if (name == "--model") {
+      model = take_value();
+    } else if (value_flags().count(name) != 0) {
+      flags.push_back(name);
+      flags.push_back(take_value());
+    } else if (switch_flags().count(name) != 0) {
+      flags.push_back(name);
+    } else if (name == "--eplb-config") {
+      const std::string text = take_value();
+      try {
+        const auto j = nlohmann::json::parse(text);
+        if (j.contains("num_redundant_experts")) {
+          flags.push_back("--num-redundant-experts");
+          flags.push_back(std::to_string(j["num_redundant_experts"].get<std::int64_t>()));
+        }
+      } catch (const nlohmann::json::exception&) {
+        throw UsageError(fmt::format("vllm command: --eplb-config is not JSON: {}", text));
+      }
+    } else if (ignored_switches().count(name) != 0) {
+      out.ignored.push_back(name);
+    } else {
+      const bool takes_value = has_inline || (i + 1 < tokens.size() && tokens[i + 1].rfind("-", 0) != 0);
+      if (takes_value) take_value();
+      if (unmodelled_memory_flags().count(name) != 0) {
+        out.notes.push_back(fmt::format("{} changes GPU memory in ways gpubudget does not model; the budget is "
+                                        "without it",
+                                        name));
+      } else {
+        out.ignored.push_back(name);
+      }
+    }
+  }
+  if (model.empty()) throw UsageError("vllm command: no model (vllm serve MODEL or --model MODEL)");
+  out.flags.push_back(model);
+  out.flags.insert(out.flags.end(), flags.begin(), flags.end());
+  for (const auto& assignment : env) {
+    const std::string var = assignment.substr(0, assignment.find('='));
+    if (var == "VLLM_PP_LAYER_PARTITION" || var == "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS") {
+      out.flags.push_back("--vllm-env");
+      out.flags.push_back(assignment);
+    } else if (var.rfind("VLLM_", 0) == 0) {
+      out.ignored.push_back(var);
+    }
+  }
+  return out;
+}
+
+}  // namespace gpubudget::cli

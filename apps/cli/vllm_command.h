@@ -1,0 +1,21 @@
+// A pasted `vllm serve` command line (or `python -m vllm.entrypoints.openai.api_server ...`) turned
+// into gpubudget flags: `gpubudget fit --gpu h200 -- vllm serve MODEL --tensor-parallel-size 8 ...`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace gpubudget::cli {
+
+struct VllmCommand {
+  std::vector<std::string> flags;    // gpubudget arguments: MODEL first, then --flag value ...
+  std::vector<std::string> ignored;  // vLLM flags that do not change the memory budget as modelled
+  std::vector<std::string> notes;    // flags or variables read with a caveat, one sentence each
+};
+
+// `tokens` is everything after `--`. Leading NAME=VALUE words are environment assignments; the
+// VLLM_* ones that change memory (VLLM_PP_LAYER_PARTITION, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS)
+// become --vllm-env. Throws UsageError when the words are not a vLLM server command.
+VllmCommand translate_vllm_command(const std::vector<std::string>& tokens);
+
+}  // namespace gpubudget::cli

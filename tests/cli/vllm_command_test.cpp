@@ -1,0 +1,40 @@
+// Pasted vLLM command lines turned into gpubudget flags.
+#include "vllm_command.h"
+
+#include <gtest/gtest.h>
+
+#include "gpubudget/error.h"
+
+namespace gpubudget::cli {
+namespace {
+
+using Words = std::vector<std::string>;
+
+TEST(VllmCommand, ServeLineBecomesFitFlags) {
+  const VllmCommand c = translate_vllm_command(
+      {"VLLM_PP_LAYER_PARTITION=31,30", "HF_HOME=/x", "vllm", "serve", "deepseek-ai/DeepSeek-V3", "-tp", "8",
+       "--pipeline_parallel_size=2", "--max-model-len", "128k", "--trust-remote-code", "--port", "8000",
+       "--enable-expert-parallel", "--speculative-config", "{\"method\": \"mtp\"}", "--enable-eplb", "--eplb-config",
+       "{\"num_redundant_experts\": 32}"});
+  EXPECT_EQ(c.flags, (Words{"deepseek-ai/DeepSeek-V3", "--tensor-parallel-size", "8", "--pipeline-parallel-size", "2",
+                            "--max-model-len", "128k", "--enable-expert-parallel", "--num-redundant-experts", "32",
+                            "--vllm-env", "VLLM_PP_LAYER_PARTITION=31,30"}));
+  EXPECT_EQ(c.ignored, (Words{"--trust-remote-code", "--port", "--enable-eplb"}));
+  ASSERT_EQ(c.notes.size(), 1u);
+  EXPECT_NE(c.notes[0].find("--speculative-config"), std::string::npos);
+}
+
+TEST(VllmCommand, ApiServerModuleWithModelFlag) {
+  const VllmCommand c = translate_vllm_command({"python", "-m", "vllm.entrypoints.openai.api_server", "--model",
+                                                "meta-llama/Llama-3.1-8B", "--kv-cache-dtype=fp8", "--enforce-eager"});
+  EXPECT_EQ(c.flags, (Words{"meta-llama/Llama-3.1-8B", "--kv-cache-dtype", "fp8", "--enforce-eager"}));
+}
+
+TEST(VllmCommand, NotAServerCommandIsAUsageError) {
+  EXPECT_THROW(translate_vllm_command({"sglang", "serve", "x"}), UsageError);
+  EXPECT_THROW(translate_vllm_command({"vllm", "serve"}), UsageError);
+  EXPECT_THROW(translate_vllm_command({"vllm", "serve", "m", "--max-model-len"}), UsageError);
+}
+
+}  // namespace
+}  // namespace gpubudget::cli
