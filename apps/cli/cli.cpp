@@ -8,6 +8,8 @@
 #include "cli_values.h"
 #include "fit_command.h"
 #include "vllm_command.h"
+#include "plan_command.h"
+#include "sweep_command.h"
 #include "weights_command.h"
 #include "gpubudget/error.h"
 #include "gpubudget/load.h"
@@ -62,6 +64,41 @@ void add_weights_options(CLI::App& w, WeightsOptions& o) {
   w.add_option("--by", o.by, "component (default), layer or tensor");
   w.add_flag("--no-headers", o.no_headers, "ignore safetensors files in the model folder");
   w.add_flag("--json", o.json, "one JSON document on stdout");
+}
+
+void add_sweep_options(CLI::App& s, SweepOptions& o) {
+  s.add_option("MODEL", o.model, "model directory, config.json, or bundled Hugging Face id")->required();
+  s.add_option("--gpu", o.gpus, "GPU presets, comma-separated")->required();
+  s.add_option("--tensor-parallel-size", o.tp, "-tp: sizes, comma-separated");
+  s.add_option("--pipeline-parallel-size", o.pp, "-pp: sizes, comma-separated");
+  s.add_option("--decode-context-parallel-size", o.dcp, "-dcp: sizes, comma-separated");
+  s.add_option("--kv-cache-dtype", o.kv_cache_dtypes, "KV dtypes, comma-separated");
+  s.add_option("--gpu-memory-utilization", o.utilizations, "fractions, comma-separated (default: the version's)");
+  s.add_option("--max-num-seqs", o.max_num_seqs, "values, comma-separated (default: vLLM's)");
+  s.add_option("--target-len", o.target_len, "length the concurrency column is for (default: the model's maximum)");
+  s.add_option("--format", o.format, "table (default), csv, json or svg");
+  s.add_option("--vllm-version", o.vllm_version, "vLLM version whose behaviour to reproduce (default: newest)");
+  s.add_option("--max-num-batched-tokens", o.max_num_batched_tokens, "default: vLLM's for the GPU");
+  auto& d = o.deployment;
+  s.add_option("--data-parallel-size", d.data_parallel_size, "-dp: data-parallel size")->check(CLI::PositiveNumber);
+  s.add_flag("--enable-expert-parallel", d.enable_expert_parallel, "shard routed experts whole over TPxDP");
+  s.add_option("--dtype", d.dtype, "auto, bfloat16, float16, float32");
+  s.add_flag("--enforce-eager", d.enforce_eager, "no CUDA graphs");
+}
+
+void add_plan_options(CLI::App& p, PlanOptions& o) {
+  p.add_option("MODEL", o.model, "model directory, config.json, or bundled Hugging Face id")->required();
+  p.add_option("--max-model-len", o.max_model_len, "L: tokens per request (default: the model's maximum)");
+  p.add_option("--concurrency", o.concurrency, "C: requests of L tokens held at once")->check(CLI::PositiveNumber);
+  p.add_option("--gpu", o.gpus, "GPU presets to plan for, comma-separated (default: every preset)");
+  p.add_option("--max-pipeline-parallel-size", o.max_pipeline, "largest PP tried (TP 1, 2, 4, 8 per node)")
+      ->check(CLI::PositiveNumber);
+  p.add_option("--vllm-version", o.vllm_version, "vLLM version whose behaviour to reproduce (default: newest)");
+  auto& d = o.deployment;
+  p.add_option("--kv-cache-dtype", d.kv_cache_dtype, "auto, bfloat16, fp8, ...");
+  p.add_option("--gpu-memory-utilization", d.gpu_memory_utilization, "fraction of the GPU vLLM may use");
+  p.add_option("--dtype", d.dtype, "auto, bfloat16, float16, float32");
+  p.add_flag("--json", o.json, "JSON array");
 }
 
 int run_gpus(const ConfigDir& configs, bool json, std::ostream& out) {
@@ -139,6 +176,12 @@ int run_cli(std::vector<std::string> args, std::ostream& out, std::ostream& err,
   WeightsOptions weights_options;
   CLI::App* weights = app.add_subcommand("weights", "per-GPU weights by component, layer or tensor (+ safetensors headers)");
   add_weights_options(*weights, weights_options);
+  SweepOptions sweep_options;
+  CLI::App* sweep = app.add_subcommand("sweep", "every combination of GPUs and settings: table, csv, json or svg");
+  add_sweep_options(*sweep, sweep_options);
+  PlanOptions plan_options;
+  CLI::App* plan = app.add_subcommand("plan", "smallest deployments for C concurrent requests of L tokens");
+  add_plan_options(*plan, plan_options);
   bool gpus_json = false;
   CLI::App* gpus = app.add_subcommand("gpus", "list GPU presets");
   gpus->add_flag("--json", gpus_json, "JSON array");
@@ -184,6 +227,8 @@ int run_cli(std::vector<std::string> args, std::ostream& out, std::ostream& err,
     const ConfigDir configs = find_config_dir(config_dir, executable);
     if (fit->parsed()) return run_fit(fit_options, configs, out, err);
     if (weights->parsed()) return run_weights(weights_options, configs, out, err);
+    if (sweep->parsed()) return run_sweep_command(sweep_options, configs, out);
+    if (plan->parsed()) return run_plan(plan_options, configs, out);
     if (gpus->parsed()) return run_gpus(configs, gpus_json, out);
     if (models->parsed()) return run_models(configs, models_status, out);
   } catch (const UsageError& e) {

@@ -83,6 +83,37 @@ TEST(CliFit, PastedVllmServeLineGivesTheSameJsonAsTheFlags) {
                       " --gpu-memory-utilization 0.9\n");
 }
 
+TEST(CliSweep, FormatsAgree) {
+  const std::vector<std::string> base = {"sweep", "nvidia/Kimi-K2.5-NVFP4", "--gpu", "rtx-pro-6000", "-tp", "8",
+                                         "-dcp", "1,8", "--kv-cache-dtype", "bfloat16,fp8",
+                                         "--gpu-memory-utilization", "0.9,0.95"};
+  const CliRun json = run(with(base, {"--format", "json"}));
+  ASSERT_EQ(json.code, 0) << json.err;
+  const auto rows = nlohmann::json::parse(json.out);
+  ASSERT_EQ(rows.size(), 8u);
+  const CliRun csv = run(with(base, {"--format", "csv"}));
+  std::istringstream lines(csv.out);
+  std::string line;
+  std::getline(lines, line);
+  EXPECT_EQ(line.rfind("gpu,tp,pp,dcp,kv_cache_dtype,", 0), 0u);
+  for (const auto& row : rows) {
+    std::getline(lines, line);
+    EXPECT_NE(line.find("," + std::to_string(row["max_model_len"].get<std::int64_t>()) + ","), std::string::npos) << line;
+  }
+  const CliRun svg = run(with(base, {"--format", "svg"}));
+  EXPECT_EQ(svg.out.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
+  // Well-formed: every element this writer emits is closed.
+  for (const std::string tag : {"text", "svg"}) {
+    std::size_t opened = 0, closed = 0;
+    for (auto at = svg.out.find("<" + tag); at != std::string::npos; at = svg.out.find("<" + tag, at + 1)) ++opened;
+    for (auto at = svg.out.find("</" + tag + ">"); at != std::string::npos; at = svg.out.find("</" + tag + ">", at + 1)) {
+      ++closed;
+    }
+    EXPECT_EQ(opened, closed) << tag;
+  }
+  EXPECT_EQ(run(with(base, {"--format", "pdf"})).code, 2);
+}
+
 TEST(CliFit, IncidentBf16JsonHasTheFixedFields) {
   const CliRun r = run(with(kIncident, {"--kv-cache-dtype", "bfloat16", "--json"}));
   ASSERT_EQ(r.code, 1) << r.err;

@@ -1,0 +1,27 @@
+// `gpubudget plan MODEL --max-model-len L --concurrency C [--gpu a,b,...]`: per GPU preset, the
+// smallest TP x PP deployment that holds C concurrent requests of L tokens, cheapest first.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "gpubudget/deployment.h"
+#include "gpubudget/load.h"
+
+namespace gpubudget::cli {
+
+struct PlanOptions {
+  std::string model;
+  std::string gpus;  // "" = every preset
+  std::string max_model_len;
+  std::int64_t concurrency = 1;
+  std::string vllm_version;
+  std::int64_t max_pipeline = 8;
+  Deployment deployment;  // kv dtype, utilization, dtype ...
+  bool json = false;
+};
+
+// Returns 0 when at least one GPU has an answer, 1 otherwise. Throws InputError / UsageError.
+int run_plan(const PlanOptions& options, const ConfigDir& configs, std::ostream& out);
+
+}  // namespace gpubudget::cli

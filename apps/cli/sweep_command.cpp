@@ -1,0 +1,193 @@
+#include "sweep_command.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_values.h"
+#include "gpubudget/error.h"
+#include "gpubudget/sweep.h"
+#include "sweep_svg.h"
+
+namespace gpubudget::cli {
+
+namespace {
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> parts;
+  std::size_t begin = 0;
+  while (true) {
+    const auto comma = text.find(',', begin);
+    parts.push_back(text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin));
+    if (comma == std::string::npos) return parts;
+    begin = comma + 1;
+  }
+}
+
+std::vector<std::int64_t> int_list(const std::string& flag, const std::string& text) {
+  std::vector<std::int64_t> out;
+  for (const auto& part : split(text)) {
+    const auto v = parse_human_int(flag, part);
+    if (v < 1) throw UsageError(fmt::format("{}: expected positive values, got {}", flag, part));
+    out.push_back(v);
+  }
+  return out;
+}
+
+std::vector<std::optional<double>> utilization_list(const std::string& text) {
+  if (text.empty()) return {std::nullopt};
+  std::vector<std::optional<double>> out;
+  for (const auto& part : split(text)) {
+    try {
+      std::size_t used = 0;
+      const double v = std::stod(part, &used);
+      if (used != part.size() || !(v > 0.0 && v <= 1.0)) throw std::invalid_argument(part);
+      out.emplace_back(v);
+    } catch (const std::exception&) {
+      throw UsageError(fmt::format("--gpu-memory-utilization: expected values in (0, 1], got \"{}\"", part));
+    }
+  }
+  return out;
+}
+
+std::string short_error(const std::string& error, const std::string& source) {
+  if (error.rfind(source + ": ", 0) == 0) return error.substr(source.size() + 2);
+  return error;
+}
+
+std::string label_of(const SweepRow& r, const SweepOptions& o) {
+  const Deployment& d = r.deployment;
+  std::string label = fmt::format("{} tp{}", r.gpu, d.tensor_parallel_size);
+  if (d.pipeline_parallel_size > 1 || o.pp != "1") label += fmt::format(" pp{}", d.pipeline_parallel_size);
+  if (d.decode_context_parallel_size > 1 || o.dcp != "1") label += fmt::format(" dcp{}", d.decode_context_parallel_size);
+  label += " kv " + (r.valid ? r.kv_cache_dtype : d.kv_cache_dtype);
+  if (d.gpu_memory_utilization) label += fmt::format(" util {:.2f}", *d.gpu_memory_utilization);
+  if (d.max_num_seqs) label += fmt::format(" seqs {}", *d.max_num_seqs);
+  return label;
+}
+
+}  // namespace
+
+int run_sweep_command(const SweepOptions& o, const ConfigDir& configs, std::ostream& out) {
+  if (o.format != "table" && o.format != "csv" && o.format != "json" && o.format != "svg") {
+    throw UsageError(fmt::format("--format: expected table, csv, json or svg, got \"{}\"", o.format));
+  }
+  if (o.gpus.empty()) throw UsageError("sweep: give --gpu NAME[,NAME...] (see `gpubudget gpus`)");
+  const ModelSpec model = load_model(o.model, configs);
+  const VllmProfile profile = load_vllm_profile(o.vllm_version, configs);
+  SweepAxes axes;
+  for (const auto& name : split(o.gpus)) axes.gpus.push_back(load_gpu_preset(name, configs));
+  axes.tensor_parallel = int_list("--tensor-parallel-size", o.tp);
+  axes.pipeline_parallel = int_list("--pipeline-parallel-size", o.pp);
+  axes.decode_context_parallel = int_list("--decode-context-parallel-size", o.dcp);
+  axes.kv_cache_dtypes = split(o.kv_cache_dtypes);
+  axes.utilizations = utilization_list(o.utilizations);
+  if (!o.max_num_seqs.empty()) {
+    axes.max_num_seqs.clear();
+    for (const auto v : int_list("--max-num-seqs", o.max_num_seqs)) axes.max_num_seqs.emplace_back(v);
+  }
+  Deployment base = o.deployment;
+  if (!o.max_num_batched_tokens.empty()) {
+    base.max_num_batched_tokens = parse_human_int("--max-num-batched-tokens", o.max_num_batched_tokens);
+  }
+  const std::int64_t target = o.target_len.empty() ? 0 : parse_human_int("--target-len", o.target_len);
+  const std::vector<SweepRow> rows = run_sweep(model, axes, base, profile, target);
+  const std::int64_t target_shown = target > 0 ? target : model.derived_max_model_len;
+
+  if (o.format == "json") {
+    nlohmann::ordered_json j = nlohmann::ordered_json::array();
+    for (const auto& r : rows) {
+      const Deployment& d = r.deployment;
+      nlohmann::ordered_json row = {{"gpu", r.gpu},
+                                    {"tensor_parallel_size", d.tensor_parallel_size},
+                                    {"pipeline_parallel_size", d.pipeline_parallel_size},
+                                    {"decode_context_parallel_size", d.decode_context_parallel_size},
+                                    {"kv_cache_dtype", r.valid ? r.kv_cache_dtype : d.kv_cache_dtype},
+                                    {"gpu_memory_utilization", d.gpu_memory_utilization
+                                                                   ? nlohmann::ordered_json(*d.gpu_memory_utilization)
+                                                                   : nlohmann::ordered_json(nullptr)},
+                                    {"max_num_seqs", d.max_num_seqs ? nlohmann::ordered_json(*d.max_num_seqs)
+                                                                    : nlohmann::ordered_json(nullptr)},
+                                    {"valid", r.valid},
+                                    {"error", r.valid ? nlohmann::ordered_json(nullptr)
+                                                      : nlohmann::ordered_json(short_error(r.error, model.source))}};
+      if (r.valid) {
+        row["max_model_len"] = r.max_model_len;
+        row["kv_cache_tokens"] = r.kv_cache_tokens;
+        row["target_len"] = target_shown;
+        row["concurrency_at_target"] = std::round(r.concurrency_at_target * 100.0) / 100.0;
+        row["weights_bytes"] = r.weights_per_gpu.count();
+        row["kv_cache_bytes"] = r.kv_cache_per_gpu.count();
+        row["vllm_would_start"] = r.starts;
+        row["warnings"] = r.warnings;
+      }
+      j.push_back(row);
+    }
+    out << j.dump(2) << "\n";
+    return 0;
+  }
+  if (o.format == "svg") {
+    SweepChart chart;
+    chart.title = fmt::format("{} ({})", o.model, model.architecture);
+    chart.model_max = model.derived_max_model_len;
+    for (const auto& r : rows) {
+      chart.labels.push_back(label_of(r, o));
+      std::string note;
+      if (!r.valid) {
+        note = short_error(r.error, model.source);
+        if (note.size() > 90) {
+          note.resize(87);
+          note.append("...");
+        }
+      } else if (!r.starts) {
+        note = "vLLM would not start: no backend for this KV dtype";
+      } else if (r.max_model_len == 0) {
+        note = "the weights leave no room for the KV cache";
+      }
+      chart.notes.push_back(note);
+    }
+    out << sweep_svg(chart, rows);
+    return 0;
+  }
+  const bool csv = o.format == "csv";
+  if (csv) {
+    out << "gpu,tp,pp,dcp,kv_cache_dtype,gpu_memory_utilization,max_num_seqs,max_model_len,kv_cache_tokens,"
+           "target_len,concurrency_at_target,weights_bytes,kv_cache_bytes,vllm_would_start,error\n";
+  } else {
+    out << fmt::format("{:<14} {:>3} {:>3} {:>4} {:<10} {:>5} {:>5} {:>10} {:>12} {:>9} {:>9} {:>9}  {}\n", "gpu",
+                       "tp", "pp", "dcp", "kv", "util", "seqs", "largest", "tokens",
+                       fmt::format("@{}k", target_shown / 1000), "weights", "kv GiB", "note");
+  }
+  for (const auto& r : rows) {
+    const Deployment& d = r.deployment;
+    const std::string util = d.gpu_memory_utilization ? fmt::format("{:.2f}", *d.gpu_memory_utilization) : "";
+    const std::string seqs = d.max_num_seqs ? std::to_string(*d.max_num_seqs) : "";
+    const std::string kv = r.valid ? r.kv_cache_dtype : d.kv_cache_dtype;
+    if (csv) {
+      std::string error = short_error(r.error, model.source);
+      for (auto& ch : error) {
+        if (ch == '"') ch = '\'';
+      }
+      out << fmt::format("{},{},{},{},{},{},{},{},{},{},{:.2f},{},{},{},\"{}\"\n", r.gpu, d.tensor_parallel_size,
+                         d.pipeline_parallel_size, d.decode_context_parallel_size, kv, util, seqs,
+                         r.valid ? std::to_string(r.max_model_len) : "", r.valid ? std::to_string(r.kv_cache_tokens) : "",
+                         target_shown, r.concurrency_at_target, r.valid ? std::to_string(r.weights_per_gpu.count()) : "",
+                         r.valid ? std::to_string(r.kv_cache_per_gpu.count()) : "", r.valid && r.starts, error);
+      continue;
+    }
+    if (!r.valid) {
+      out << fmt::format("{:<14} {:>3} {:>3} {:>4} {:<10} {:>5} {:>5}  refused: {}\n", r.gpu, d.tensor_parallel_size,
+                         d.pipeline_parallel_size, d.decode_context_parallel_size, kv, util, seqs,
+                         short_error(r.error, model.source));
+      continue;
+    }
+    out << fmt::format("{:<14} {:>3} {:>3} {:>4} {:<10} {:>5} {:>5} {:>10} {:>12} {:>8.2f}x {:>9.2f} {:>9.2f}  {}\n",
+                       r.gpu, d.tensor_parallel_size, d.pipeline_parallel_size, d.decode_context_parallel_size, kv,
+                       util, seqs, r.max_model_len, r.kv_cache_tokens, r.concurrency_at_target,
+                       to_gib(r.weights_per_gpu), to_gib(r.kv_cache_per_gpu),
+                       r.starts ? "" : "vLLM would not start: no attention backend for this KV dtype");
+  }
+  return 0;
+}
+
+}  // namespace gpubudget::cli

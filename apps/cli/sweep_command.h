@@ -1,0 +1,31 @@
+// `gpubudget sweep MODEL`: comma lists for --gpu, -tp, -pp, -dcp, --kv-cache-dtype,
+// --gpu-memory-utilization and --max-num-seqs; one row per combination as a table, CSV, JSON or an
+// SVG chart.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "gpubudget/deployment.h"
+#include "gpubudget/load.h"
+
+namespace gpubudget::cli {
+
+struct SweepOptions {
+  std::string model;
+  std::string gpus;
+  std::string tp = "1", pp = "1", dcp = "1";
+  std::string kv_cache_dtypes = "auto";
+  std::string utilizations;  // "" = the version's default
+  std::string max_num_seqs;  // "" = vLLM's default
+  std::string target_len;    // "" = the model's maximum
+  std::string format = "table";
+  std::string vllm_version;
+  std::string max_num_batched_tokens;
+  Deployment deployment;     // the settings that are not swept
+};
+
+// Returns 0. Throws InputError / UsageError.
+int run_sweep_command(const SweepOptions& options, const ConfigDir& configs, std::ostream& out);
+
+}  // namespace gpubudget::cli

@@ -1,0 +1,46 @@
+// The smallest deployments that serve a given load: C concurrent requests of L tokens.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpubudget/fit.h"
+
+namespace gpubudget {
+
+struct PlanRequest {
+  std::int64_t max_model_len = 0;  // L: --max-model-len of the deployment
+  std::int64_t concurrency = 1;    // C: requests of L tokens held in the KV cache at once
+  // Layouts tried: TP within a node (these sizes), pipeline stages across nodes (1..max_pipeline).
+  std::vector<std::int64_t> tensor_parallel = {1, 2, 4, 8};
+  std::int64_t max_pipeline = 8;
+};
+
+struct PlanAnswer {
+  std::string gpu;
+  bool found = false;
+  std::string why_not;        // when nothing up to the largest layout works
+  Deployment deployment;      // TP, PP, max_model_len = L, max_num_seqs raised to C if needed
+  std::int64_t gpus = 0;      // TP x PP
+  double concurrency = 0;     // vLLM's "Maximum concurrency" at L
+  std::int64_t max_model_len = 0;  // largest length that fits in that layout (>= L)
+  Bytes weights_per_gpu;
+  Bytes kv_cache_per_gpu;
+};
+
+// True when `deployment` on `gpu` starts and holds `request.concurrency` requests of
+// `request.max_model_len` tokens (fit() fits, vLLM would start, concurrency >= C). `used` receives
+// the deployment evaluated (max_model_len = L; max_num_seqs raised to C when vLLM's default is lower).
+bool serves(const ModelSpec& model, const GpuSpec& gpu, const Deployment& deployment, const VllmProfile& profile,
+            const PlanRequest& request, FitResult* result = nullptr, Deployment* used = nullptr);
+
+// For each GPU, the layout with the fewest GPUs that serves the request (ties: fewer pipeline
+// stages). Answers are ordered cheapest first: found before not found, then by GPU count, then by
+// total GPU memory.
+std::vector<PlanAnswer> plan_deployments(const ModelSpec& model, const std::vector<GpuSpec>& gpus,
+                                         const Deployment& base, const VllmProfile& profile,
+                                         const PlanRequest& request);
+
+}  // namespace gpubudget

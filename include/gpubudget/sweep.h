@@ -1,0 +1,45 @@
+// Many deployments of one model at once: every combination of the listed GPUs and settings, each
+// evaluated with fit(). Combinations vLLM would refuse are rows with the reason, not errors.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpubudget/fit.h"
+
+namespace gpubudget {
+
+struct SweepAxes {
+  std::vector<GpuSpec> gpus;                          // at least one
+  std::vector<std::int64_t> tensor_parallel = {1};
+  std::vector<std::int64_t> pipeline_parallel = {1};
+  std::vector<std::int64_t> decode_context_parallel = {1};
+  std::vector<std::string> kv_cache_dtypes = {"auto"};
+  std::vector<std::optional<double>> utilizations = {std::nullopt};  // nullopt: the version's default
+  std::vector<std::optional<std::int64_t>> max_num_seqs = {std::nullopt};
+};
+
+struct SweepRow {
+  std::string gpu;
+  Deployment deployment;       // the combination (base deployment with the axes applied)
+  bool valid = false;          // false: vLLM would refuse it; `error` says why
+  std::string error;
+  std::string kv_cache_dtype;  // as resolved ("fp8_e4m3" for a checkpoint's FP8 declaration)
+  std::int64_t max_model_len = 0;      // largest length that fits, up to the model's maximum
+  std::int64_t kv_cache_tokens = 0;    // "GPU KV cache size" at the model's maximum length
+  double concurrency_at_target = 0;    // requests of `target_len` tokens the KV cache holds
+  Bytes weights_per_gpu;               // binding worker
+  Bytes kv_cache_per_gpu;              // binding worker
+  bool starts = true;                  // false when vLLM would not start (e.g. no backend for the KV dtype)
+  std::vector<std::string> warnings;
+};
+
+// Rows in axis order: GPU, then TP, PP, DCP, KV dtype, utilization, max_num_seqs (the last varies
+// fastest). `target_len` (> 0) sets the length the concurrency column is computed for; 0 uses the
+// model's maximum.
+std::vector<SweepRow> run_sweep(const ModelSpec& model, const SweepAxes& axes, const Deployment& base,
+                                const VllmProfile& profile, std::int64_t target_len);
+
+}  // namespace gpubudget

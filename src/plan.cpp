@@ -1,0 +1,88 @@
+// plan_deployments (plan.h): an ordered search over TP x PP layouts, one fit() each.
+#include "gpubudget/plan.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "gpubudget/error.h"
+
+namespace gpubudget {
+
+bool serves(const ModelSpec& model, const GpuSpec& gpu, const Deployment& deployment, const VllmProfile& profile,
+            const PlanRequest& request, FitResult* result, Deployment* used) {
+  Deployment d = deployment;
+  d.max_model_len = request.max_model_len;
+  try {
+    FitResult r = fit(model, gpu, d, profile);
+    // vLLM admits at most max_num_seqs requests at once: raise it when the target needs more.
+    if (r.scheduler.max_num_seqs < request.concurrency) {
+      d.max_num_seqs = request.concurrency;
+      r = fit(model, gpu, d, profile);
+    }
+    const bool starts = std::none_of(r.warnings.begin(), r.warnings.end(), [](const std::string& w) {
+      return w.find("would fail to start") != std::string::npos;
+    });
+    const bool ok = r.fits && starts && r.max_concurrency >= static_cast<double>(request.concurrency);
+    if (result != nullptr) *result = std::move(r);
+    if (used != nullptr) *used = d;
+    return ok;
+  } catch (const InputError&) {
+    return false;
+  }
+}
+
+std::vector<PlanAnswer> plan_deployments(const ModelSpec& model, const std::vector<GpuSpec>& gpus,
+                                         const Deployment& base, const VllmProfile& profile,
+                                         const PlanRequest& request) {
+  struct Layout {
+    std::int64_t tp, pp;
+  };
+  std::vector<Layout> layouts;
+  for (const auto tp : request.tensor_parallel) {
+    for (std::int64_t pp = 1; pp <= request.max_pipeline; ++pp) layouts.push_back({tp, pp});
+  }
+  std::stable_sort(layouts.begin(), layouts.end(), [](const Layout& a, const Layout& b) {
+    return a.tp * a.pp != b.tp * b.pp ? a.tp * a.pp < b.tp * b.pp : a.pp < b.pp;
+  });
+  std::vector<PlanAnswer> answers;
+  for (const auto& gpu : gpus) {
+    PlanAnswer a;
+    a.gpu = gpu.name;
+    for (const auto& l : layouts) {
+      Deployment d = base;
+      d.tensor_parallel_size = l.tp;
+      d.pipeline_parallel_size = l.pp;
+      d.pp_layer_partition.clear();
+      FitResult r;
+      if (!serves(model, gpu, d, profile, request, &r, &a.deployment)) continue;
+      a.found = true;
+      a.gpus = l.tp * l.pp;
+      a.concurrency = r.max_concurrency;
+      a.max_model_len = r.max_model_len;
+      a.weights_per_gpu = r.binding_worker().weights.total;
+      a.kv_cache_per_gpu = r.binding_worker().kv_cache;
+      break;
+    }
+    if (!a.found) {
+      a.why_not = fmt::format("no layout up to TP {} x PP {} holds {} requests of {} tokens",
+                              request.tensor_parallel.empty() ? 0 : request.tensor_parallel.back(), request.max_pipeline,
+                              request.concurrency, request.max_model_len);
+    }
+    answers.push_back(std::move(a));
+  }
+  std::stable_sort(answers.begin(), answers.end(), [&](const PlanAnswer& x, const PlanAnswer& y) {
+    if (x.found != y.found) return x.found;
+    if (x.gpus != y.gpus) return x.gpus < y.gpus;
+    auto memory = [&](const PlanAnswer& p) {
+      for (const auto& g : gpus) {
+        if (g.name == p.gpu) return g.memory.count() * p.gpus;
+      }
+      return std::int64_t{0};
+    };
+    return memory(x) < memory(y);
+  });
+  return answers;
+}
+
+}  // namespace gpubudget

@@ -1,0 +1,61 @@
+// run_sweep (sweep.h).
+#include "gpubudget/sweep.h"
+
+#include "gpubudget/error.h"
+
+namespace gpubudget {
+
+std::vector<SweepRow> run_sweep(const ModelSpec& model, const SweepAxes& axes, const Deployment& base,
+                                const VllmProfile& profile, std::int64_t target_len) {
+  if (axes.gpus.empty()) throw InputError("sweep: at least one GPU");
+  std::vector<SweepRow> rows;
+  for (const auto& gpu : axes.gpus) {
+    for (const auto tp : axes.tensor_parallel) {
+      for (const auto pp : axes.pipeline_parallel) {
+        for (const auto dcp : axes.decode_context_parallel) {
+          for (const auto& kv : axes.kv_cache_dtypes) {
+            for (const auto& util : axes.utilizations) {
+              for (const auto& seqs : axes.max_num_seqs) {
+                SweepRow row;
+                row.gpu = gpu.name;
+                row.deployment = base;
+                Deployment& d = row.deployment;
+                d.tensor_parallel_size = tp;
+                d.pipeline_parallel_size = pp;
+                d.decode_context_parallel_size = dcp;
+                d.kv_cache_dtype = kv;
+                if (util) d.gpu_memory_utilization = util;
+                if (seqs) d.max_num_seqs = seqs;
+                d.max_model_len.reset();  // judge the model's maximum: the largest length is capped by it
+                try {
+                  const FitResult r = fit(model, gpu, d, profile);
+                  const WorkerBudget& w = r.binding_worker();
+                  row.valid = true;
+                  row.kv_cache_dtype = r.kv_cache_dtype.name;
+                  row.max_model_len = r.max_model_len;
+                  row.kv_cache_tokens = r.kv_cache_tokens;
+                  const std::int64_t target = target_len > 0 ? target_len : r.judged_max_model_len;
+                  const std::int64_t per_request = w.kv.blocks_per_request(target);
+                  row.concurrency_at_target =
+                      per_request > 0 ? static_cast<double>(r.num_blocks) / static_cast<double>(per_request) : 0.0;
+                  row.weights_per_gpu = w.weights.total;
+                  row.kv_cache_per_gpu = w.kv_cache;
+                  row.warnings = r.warnings;
+                  for (const auto& warning : r.warnings) {
+                    if (warning.find("would fail to start") != std::string::npos) row.starts = false;
+                  }
+                } catch (const InputError& e) {
+                  row.error = e.what();
+                }
+                rows.push_back(std::move(row));
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return rows;
+}
+
+}  // namespace gpubudget
