@@ -136,6 +136,7 @@ void write_fit_json(const ReportContext& c, const FitResult& r, std::ostream& ou
   nlohmann::ordered_json workers = nlohmann::ordered_json::array();
   for (const auto& wk : r.workers) {
     workers.push_back({{"pp_rank", wk.pp_rank},
+                       {"gpu", wk.gpu},
                        {"layers", {wk.first_layer, wk.end_layer}},
                        {"weights_bytes", wk.weights.total.count()},
                        {"kv_cache_bytes", wk.kv_cache.count()},
@@ -161,9 +162,20 @@ void write_fit_json(const ReportContext& c, const FitResult& r, std::ostream& ou
 void write_fit_text(const ReportContext& c, const FitResult& r, bool explain, std::ostream& out) {
   const WorkerBudget& w = r.binding_worker();
   const auto& d = c.deployment;
-  out << fmt::format("{} ({}) on {} x {} ({}), TP={} PP={} DP={}{}\n", c.model.architecture, c.model.source,
-                     d.tensor_parallel_size * d.pipeline_parallel_size * d.data_parallel_size, c.gpu.name,
-                     gib2(c.gpu.memory), d.tensor_parallel_size, d.pipeline_parallel_size, d.data_parallel_size,
+  std::string gpus = fmt::format("{} x {} ({})", d.tensor_parallel_size * d.pipeline_parallel_size * d.data_parallel_size,
+                                 c.gpu.name, gib2(c.gpu.memory));
+  for (const auto& wk : r.workers) {
+    if (wk.gpu != c.gpu.name) {
+      std::vector<std::string> names;
+      for (const auto& each : r.workers) names.push_back(each.gpu);
+      gpus = fmt::format("{} GPUs, one per pipeline stage: {}", d.tensor_parallel_size * d.pipeline_parallel_size *
+                                                                 d.data_parallel_size,
+                         fmt::join(names, " | "));
+      break;
+    }
+  }
+  out << fmt::format("{} ({}) on {}, TP={} PP={} DP={}{}\n", c.model.architecture, c.model.source, gpus,
+                     d.tensor_parallel_size, d.pipeline_parallel_size, d.data_parallel_size,
                      d.decode_context_parallel_size > 1 ? fmt::format(" DCP={}", d.decode_context_parallel_size) : "");
   out << fmt::format("vLLM {} behaviour (profile {}), KV cache {} ({}), block size {}{}\n\n", c.vllm_version,
                      c.profile.version, r.kv_cache_dtype.name, r.kv_cache_dtype.reason, r.block_size,
@@ -172,7 +184,7 @@ void write_fit_text(const ReportContext& c, const FitResult& r, bool explain, st
   auto row = [&out](const std::string& label, Bytes value, const std::string& note = "") {
     out << fmt::format("  {:<34}{:>11}{}\n", label, gib2(value), note);
   };
-  row(fmt::format("requested ({} x {:.2f} GiB)", r.gpu_memory_utilization, to_gib(c.gpu.memory)), w.requested);
+  row(fmt::format("requested ({} x {})", r.gpu_memory_utilization, w.gpu), w.requested);
   row("- weights", w.weights.total);
   for (const auto& comp : w.weights.components) row(fmt::format("    {}", component_name(comp.component)), comp.bytes);
   row("- activation peak (estimate)", w.overheads.activation_peak);
