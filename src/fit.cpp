@@ -255,6 +255,15 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
   if (bw.kv.attention_block_size() > 0) r.block_size = bw.kv.attention_block_size();
   r.needed = bw.needed;
   r.max_model_len = bw.max_model_len;
+  r.max_model_len_low = r.max_model_len_high = r.max_model_len;
+  if (!d.kv_cache_memory) {
+    const auto& o = bw.overheads;
+    const double overheads = static_cast<double>(o.activation_peak.count() + o.non_torch.count() +
+                                                 (o.cudagraph_charged ? o.cudagraph.count() : 0));
+    const Bytes swing(static_cast<std::int64_t>(overheads * o.relative_uncertainty));
+    r.max_model_len_low = largest_fitting_length(bw.kv, bw.kv_cache - swing, r.judged_max_model_len);
+    r.max_model_len_high = largest_fitting_length(bw.kv, bw.kv_cache + swing, r.judged_max_model_len);
+  }
   r.fits = true;
   for (const auto& w : r.workers) r.fits = r.fits && w.needed <= w.kv_cache && w.kv_cache.count() > 0;
 

@@ -128,6 +128,7 @@ void write_fit_json(const ReportContext& c, const FitResult& r, std::ostream& ou
                    {"tokens", r.kv_cache_tokens},
                    {"max_concurrency", std::round(r.max_concurrency * 100.0) / 100.0}};
   j["max_model_len"] = r.max_model_len;
+  j["max_model_len_range"] = {r.max_model_len_low, r.max_model_len_high};
   j["request"] = {{"max_model_len", r.judged_max_model_len},
                   {"needed_bytes", r.needed.count()},
                   {"fits", r.fits},
@@ -202,7 +203,13 @@ void write_fit_text(const ReportContext& c, const FitResult& r, bool explain, st
   out << fmt::format("GPU KV cache size: {} tokens\n", with_commas(r.kv_cache_tokens));
   out << fmt::format("Maximum concurrency for {} tokens per request: {:.2f}x\n\n",
                      with_commas(r.judged_max_model_len), r.max_concurrency);
-  out << fmt::format("Largest --max-model-len that fits: {}\n", with_commas(r.max_model_len));
+  out << fmt::format("Largest --max-model-len that fits: {}", with_commas(r.max_model_len));
+  if (r.max_model_len_low != r.max_model_len_high) {
+    auto k = [](std::int64_t n) { return fmt::format("{}k", (n + 500) / 1000); };
+    out << fmt::format("  (≈{}, {}–{} with the overheads ±{:.0f}%)", k(r.max_model_len), k(r.max_model_len_low),
+                       k(r.max_model_len_high), w.overheads.relative_uncertainty * 100);
+  }
+  out << "\n";
   out << fmt::format("Requested length {}{}: needs {} of KV cache per GPU -> {}\n", with_commas(r.judged_max_model_len),
                      r.judged_is_derived ? " (the model's maximum)" : "", gib2(r.needed),
                      r.fits ? "FITS" : "DOES NOT FIT");

@@ -63,6 +63,11 @@ struct FitResult {
   bool fits = false;
   // Results.
   std::int64_t max_model_len = 0;    // largest fitting length, capped at the judged length
+  // max_model_len again with the estimated overheads (activation, non-torch, CUDA graphs) moved by
+  // their relative uncertainty: the binding worker's KV budget -/+ uncertainty x overheads. Equal to
+  // max_model_len when --kv-cache-memory-bytes fixes the budget.
+  std::int64_t max_model_len_low = 0;
+  std::int64_t max_model_len_high = 0;
   std::int64_t num_blocks = 0;       // min over workers (includes vLLM's null block)
   std::int64_t kv_cache_tokens = 0;  // "GPU KV cache size: N tokens"
   double max_concurrency = 0;        // "Maximum concurrency for M tokens per request: Cx"

@@ -125,6 +125,29 @@ TEST(DecodeContextParallel, ImpossibleCombinationsSayWhy) {
   }
 }
 
+TEST(Uncertainty, TheLengthRangeComesFromTheOverheadsErrorBar) {
+  Deployment d;
+  d.tensor_parallel_size = 8;
+  d.kv_cache_dtype = "bfloat16";
+  d.gpu_memory_utilization = 0.9;
+  const FitResult r = run("nvidia/Kimi-K2.5-NVFP4", "rtx-pro-6000", d, "0.17");
+  EXPECT_LT(r.max_model_len_low, r.max_model_len);
+  EXPECT_GT(r.max_model_len_high, r.max_model_len);
+  // The low end is the largest length for the KV budget less uncertainty x overheads (70,272 B/token
+  // in blocks of 64 tokens: MLA on SM120).
+  const auto& o = r.binding_worker().overheads;
+  const double swing = static_cast<double>(o.activation_peak.count() + o.non_torch.count() +
+                                           (o.cudagraph_charged ? o.cudagraph.count() : 0)) *
+                       o.relative_uncertainty;
+  const Bytes low_budget = r.binding_worker().kv_cache - Bytes(static_cast<std::int64_t>(swing));
+  EXPECT_EQ(r.max_model_len_low, largest_fitting_length(r.binding_worker().kv, low_budget, 262144));
+  // A fixed KV budget has no overhead uncertainty.
+  d.kv_cache_memory = gib(10);
+  const FitResult fixed = run("nvidia/Kimi-K2.5-NVFP4", "rtx-pro-6000", d, "0.17");
+  EXPECT_EQ(fixed.max_model_len_low, fixed.max_model_len);
+  EXPECT_EQ(fixed.max_model_len_high, fixed.max_model_len);
+}
+
 TEST(Remedies, IncidentAtBf16OffersFp8WithTheSm120CaveatDcpAndTheLengthThatFits) {
   Deployment d;
   d.tensor_parallel_size = 8;
