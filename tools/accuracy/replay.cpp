@@ -85,6 +85,7 @@ std::vector<ReplayRow> replay_observations(const std::string& observations, cons
     r.logged_available_gib = field<double>(row, "available_kv_cache_gib");
     r.logged_activation_gib = field<double>(row, "activation_peak_gib");
     r.logged_non_torch_gib = field<double>(row, "non_torch_gib");
+    r.logged_estimated_len = field<std::int64_t>(row, "estimated_max_model_len");
 
     r.config = r.model;
     if (aliases.contains(r.model)) {
@@ -161,6 +162,7 @@ std::vector<ReplayRow> replay_observations(const std::string& observations, cons
       if (!r.kv_only) r.predicted_available_gib = gib_of(w.kv_cache);
       r.predicted_activation_gib = gib_of(w.overheads.activation_peak);
       r.predicted_non_torch_gib = gib_of(w.overheads.non_torch);
+      if (r.logged_estimated_len && !r.kv_only) r.predicted_estimated_len = predicted.max_model_len;
       if (d.pipeline_parallel_size > 1) {
         r.status = "ok";
         r.note = "pipeline stages differ; the log shows one worker's available memory, so tokens are not compared";
@@ -196,12 +198,19 @@ double median(std::vector<double> v) {
   return v.size() % 2 == 1 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
 }
 
+// The 90th percentile by the nearest-rank method.
+double p90(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const auto rank = static_cast<std::size_t>(std::ceil(0.9 * static_cast<double>(v.size())));
+  return v[std::max<std::size_t>(rank, 1) - 1];
+}
+
 void summary(std::string& out, const char* what, const std::vector<double>& errors) {
   if (errors.empty()) return;
   std::vector<double> abs_errors;
   for (const double e : errors) abs_errors.push_back(std::fabs(e));
-  out += fmt::format("| {} | {} | {:.2f}% | {:.2f}% |\n", what, errors.size(), median(abs_errors),
-                     *std::max_element(abs_errors.begin(), abs_errors.end()));
+  out += fmt::format("| {} | {} | {:.2f}% | {:.2f}% | {:.2f}% |\n", what, errors.size(), median(abs_errors),
+                     p90(abs_errors), *std::max_element(abs_errors.begin(), abs_errors.end()));
 }
 
 }  // namespace
@@ -215,8 +224,21 @@ std::string accuracy_markdown(const std::vector<ReplayRow>& rows) {
          "(rounded to 0.01 GiB in logs) with `--kv-cache-memory-bytes`.\n";
   out += "- **Weights** (deterministic up to runtime buffers): `Model loading took`.\n";
   out += "- **Available KV** (estimated overheads): the whole budget, predicted without the log's help.\n\n";
-  std::vector<double> token_errors, weight_errors, available_errors;
+  std::vector<double> token_errors, weight_errors, available_errors, activation_errors, non_torch_errors, length_errors;
   for (const auto& r : rows) {
+    if (r.status != "ok") continue;
+    if (r.predicted_activation_gib && r.logged_activation_gib && *r.logged_activation_gib > 0) {
+      activation_errors.push_back(100.0 * (*r.predicted_activation_gib - *r.logged_activation_gib) /
+                                  *r.logged_activation_gib);
+    }
+    if (r.predicted_non_torch_gib && r.logged_non_torch_gib && *r.logged_non_torch_gib > 0) {
+      non_torch_errors.push_back(100.0 * (*r.predicted_non_torch_gib - *r.logged_non_torch_gib) /
+                                 *r.logged_non_torch_gib);
+    }
+    if (r.predicted_estimated_len && r.logged_estimated_len) {
+      length_errors.push_back(100.0 * static_cast<double>(*r.predicted_estimated_len - *r.logged_estimated_len) /
+                              static_cast<double>(*r.logged_estimated_len));
+    }
     if (r.predicted_tokens && r.logged_tokens) {
       token_errors.push_back(100.0 * static_cast<double>(*r.predicted_tokens - *r.logged_tokens) /
                              static_cast<double>(*r.logged_tokens));
@@ -229,10 +251,13 @@ std::string accuracy_markdown(const std::vector<ReplayRow>& rows) {
                                  *r.logged_available_gib);
     }
   }
-  out += "## Summary\n\n| figure | rows | median abs. error | max abs. error |\n|---|---|---|---|\n";
+  out += "## Summary\n\n| figure | rows | median abs. error | p90 abs. error | max abs. error |\n|---|---|---|---|---|\n";
   summary(out, "KV tokens from logged memory", token_errors);
   summary(out, "weights", weight_errors);
   summary(out, "available KV memory (estimated)", available_errors);
+  summary(out, "estimated max model length (vLLM's error)", length_errors);
+  summary(out, "activation peak (estimated)", activation_errors);
+  summary(out, "non-torch memory (estimated)", non_torch_errors);
   out += "\n## Rows\n\n";
   out += "| id | model (config used) | GPU | vLLM (profile) | TP | tokens logged | predicted | err | weights GiB logged | "
          "predicted | err | available GiB logged | predicted | err |\n";

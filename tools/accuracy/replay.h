@@ -29,6 +29,8 @@ struct ReplayRow {
   std::optional<double> logged_available_gib, predicted_available_gib;
   std::optional<double> logged_activation_gib, predicted_activation_gib;
   std::optional<double> logged_non_torch_gib, predicted_non_torch_gib;
+  // vLLM's "estimated maximum model length" from its not-enough-KV error, without the log's help.
+  std::optional<std::int64_t> logged_estimated_len, predicted_estimated_len;
 };
 
 // `observations`: the JSONL file; `aliases`: model_aliases.json beside it ("" = none).
