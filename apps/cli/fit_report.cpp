@@ -218,7 +218,8 @@ void write_fit_text(const ReportContext& c, const FitResult& r, bool explain, st
     out << fmt::format("\nTo fit {} tokens, best first:\n", with_commas(r.judged_max_model_len));
     for (const auto& rem : c.remedies) {
       out << fmt::format("  {:<44} {:<40} largest {:>9}{}\n", rem.change, fmt::format("{}", fmt::join(rem.flags, " ")),
-                         with_commas(rem.max_model_len), rem.reaches_target ? "  fits" : "");
+                         with_commas(rem.max_model_len),
+                         rem.blocked ? "  (vLLM would not start)" : rem.reaches_target ? "  fits" : "");
       if (!rem.caveat.empty()) out << fmt::format("      caveat: {}\n", rem.caveat);
     }
   }
