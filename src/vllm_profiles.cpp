@@ -36,7 +36,7 @@ VllmProfile parse_profile(const std::filesystem::path& path) {
   const detail::JsonReader r(json, path.string());
   r.reject_unknown_keys({"schema_version", "version", "description", "default_gpu_memory_utilization",
                          "charges_cudagraph_memory", "kv_tokens_from_concurrency", "mamba_cache_mode", "messages", "batch_defaults",
-                         "attention_backends", "mxfp4_moe_backends", "overheads", "sources"});
+                         "attention_backends", "mxfp4_moe_backends", "overheads", "calibration", "sources"});
   if (r.integer("schema_version", 1, 1) != 1) r.fail("schema_version", "1");
   VllmProfile p;
   p.source = path.string();
@@ -163,6 +163,12 @@ VllmProfile load_vllm_profile(const std::string& version, const ConfigDir& confi
                                  files.front().path.stem().string()));
   }
   return parse_profile(chosen->path);
+}
+
+VllmProfile load_vllm_profile_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) throw InputError(fmt::format("{}: no such profile file", path));
+  return parse_profile(path);
 }
 
 std::vector<std::string> list_vllm_profiles(const ConfigDir& configs) {

@@ -1,5 +1,8 @@
 #include "cli.h"
 
+#include <filesystem>
+#include <fstream>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -8,7 +11,9 @@
 #include "cli_values.h"
 #include "fit_command.h"
 #include "vllm_command.h"
+#include "calibrate.h"
 #include "plan_command.h"
+#include "replay.h"
 #include "sweep_command.h"
 #include "weights_command.h"
 #include "gpubudget/error.h"
@@ -25,6 +30,7 @@ void add_fit_options(CLI::App& fit, FitOptions& o) {
   fit.add_option("--gpu", o.gpu, "GPU preset (see `gpubudget gpus`), or one per pipeline stage: a,b");
   fit.add_option("--gpu-memory", o.gpu_memory, "CUDA-visible total per GPU (96GiB, 97887MiB, bytes)");
   fit.add_option("--vllm-version", o.vllm_version, "vLLM version whose behaviour to reproduce (default: newest)");
+  fit.add_option("--profile", o.profile_file, "a vLLM profile file (e.g. from `gpubudget calibrate`) instead of --vllm-version");
   auto& d = o.deployment;
   fit.add_option("--tensor-parallel-size", d.tensor_parallel_size, "-tp: tensor-parallel size")->check(CLI::PositiveNumber);
   fit.add_option("--pipeline-parallel-size", d.pipeline_parallel_size, "-pp: pipeline stages")->check(CLI::PositiveNumber);
@@ -99,6 +105,39 @@ void add_plan_options(CLI::App& p, PlanOptions& o) {
   p.add_option("--gpu-memory-utilization", d.gpu_memory_utilization, "fraction of the GPU vLLM may use");
   p.add_option("--dtype", d.dtype, "auto, bfloat16, float16, float32");
   p.add_flag("--json", o.json, "JSON array");
+}
+
+struct CalibrateOptions {
+  std::string observations;
+  std::string profile;
+  std::string aliases;
+  std::string output;
+};
+
+// `gpubudget calibrate OBSERVATIONS.jsonl --profile P.json [-o OUT.json]`.
+int run_calibrate(const CalibrateOptions& o, const ConfigDir& configs, std::ostream& out, std::ostream& err) {
+  std::string aliases = o.aliases;
+  if (aliases.empty()) {
+    const auto beside = std::filesystem::path(o.observations).parent_path() / "model_aliases.json";
+    std::error_code ec;
+    if (std::filesystem::exists(beside, ec)) aliases = beside.string();
+  }
+  const auto rows = accuracy::replay_observations(o.observations, aliases, configs);
+  std::ifstream in(o.profile);
+  if (!in) throw InputError(fmt::format("{}: cannot be read", o.profile));
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const accuracy::Calibration c = accuracy::calibrate_profile(rows, text, o.profile);
+  for (const auto& t : c.terms) {
+    err << fmt::format("{:<16} {:>3} rows  rmse {:.3f} GiB\n", t.term, t.rows, t.rmse_gib);
+  }
+  if (o.output.empty()) {
+    out << c.profile_json;
+  } else {
+    std::ofstream file(o.output, std::ios::binary);
+    file << c.profile_json;
+    if (!file) throw InputError(fmt::format("{}: cannot be written", o.output));
+  }
+  return 0;
 }
 
 int run_gpus(const ConfigDir& configs, bool json, std::ostream& out) {
@@ -182,6 +221,13 @@ int run_cli(std::vector<std::string> args, std::ostream& out, std::ostream& err,
   PlanOptions plan_options;
   CLI::App* plan = app.add_subcommand("plan", "smallest deployments for C concurrent requests of L tokens");
   add_plan_options(*plan, plan_options);
+  CalibrateOptions calibrate_options;
+  CLI::App* calibrate = app.add_subcommand("calibrate", "fit a vLLM profile's overhead coefficients to real startups");
+  calibrate->add_option("OBSERVATIONS", calibrate_options.observations, "JSONL of vLLM startups (tests/data/observations)")
+      ->required();
+  calibrate->add_option("--profile", calibrate_options.profile, "the profile to calibrate (configs/vllm/X.json)")->required();
+  calibrate->add_option("--aliases", calibrate_options.aliases, "model_aliases.json (default: beside the observations)");
+  calibrate->add_option("-o,--output", calibrate_options.output, "write the calibrated profile here (default: stdout)");
   bool gpus_json = false;
   CLI::App* gpus = app.add_subcommand("gpus", "list GPU presets");
   gpus->add_flag("--json", gpus_json, "JSON array");
@@ -229,6 +275,7 @@ int run_cli(std::vector<std::string> args, std::ostream& out, std::ostream& err,
     if (weights->parsed()) return run_weights(weights_options, configs, out, err);
     if (sweep->parsed()) return run_sweep_command(sweep_options, configs, out);
     if (plan->parsed()) return run_plan(plan_options, configs, out);
+    if (calibrate->parsed()) return run_calibrate(calibrate_options, configs, out, err);
     if (gpus->parsed()) return run_gpus(configs, gpus_json, out);
     if (models->parsed()) return run_models(configs, models_status, out);
   } catch (const UsageError& e) {

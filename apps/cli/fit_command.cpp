@@ -91,7 +91,12 @@ std::string vllm_serve_line(const FitOptions& o, const Deployment& d, const FitR
 }  // namespace
 
 ResolvedFit resolve_fit_options(const FitOptions& o, const ConfigDir& configs) {
-  ResolvedFit out{load_model(o.model, configs), {}, o.deployment, load_vllm_profile(o.vllm_version, configs)};
+  if (!o.profile_file.empty() && !o.vllm_version.empty()) {
+    throw UsageError("give --profile or --vllm-version, not both");
+  }
+  ResolvedFit out{load_model(o.model, configs), {}, o.deployment,
+                  o.profile_file.empty() ? load_vllm_profile(o.vllm_version, configs)
+                                         : load_vllm_profile_file(o.profile_file)};
   Deployment& d = out.deployment;
   d.max_model_len = parse_max_model_len(o.max_model_len);
   if (!o.kv_cache_memory_bytes.empty()) {

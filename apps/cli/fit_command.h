@@ -17,6 +17,7 @@ struct FitOptions {
   std::string gpu;            // --gpu preset name, or one per pipeline stage: "rtx-5070-ti,rtx-5090"
   std::string gpu_memory;     // --gpu-memory, overrides the preset's total
   std::string vllm_version;   // "" = newest modelled
+  std::string profile_file;   // --profile: a profile file instead of --vllm-version
   std::string max_model_len = "auto";
   std::string kv_cache_memory_bytes;
   std::string max_num_batched_tokens;

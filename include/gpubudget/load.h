@@ -40,6 +40,8 @@ GpuSpec custom_gpu(Bytes memory);
 // The profile for vLLM `version` ("0.15", "0.15.1"): the newest profile whose version is ≤ it.
 // Empty `version` = the newest profile. Throws InputError for a version older than every profile.
 VllmProfile load_vllm_profile(const std::string& version, const ConfigDir& configs);
+// A profile file given by path (`fit --profile`, e.g. the output of `gpubudget calibrate`).
+VllmProfile load_vllm_profile_file(const std::string& path);
 std::vector<std::string> list_vllm_profiles(const ConfigDir& configs);
 
 }  // namespace gpubudget

@@ -86,6 +86,7 @@ std::vector<ReplayRow> replay_observations(const std::string& observations, cons
     r.logged_activation_gib = field<double>(row, "activation_peak_gib");
     r.logged_non_torch_gib = field<double>(row, "non_torch_gib");
     r.logged_estimated_len = field<std::int64_t>(row, "estimated_max_model_len");
+    r.logged_cudagraph_gib = field<double>(row, "cudagraph_gib");
 
     r.config = r.model;
     if (aliases.contains(r.model)) {
@@ -136,6 +137,7 @@ std::vector<ReplayRow> replay_observations(const std::string& observations, cons
       profile = load_vllm_profile(profiles.front(), configs);
     }
     r.profile = profile.version;
+    r.vllm_version_used = version;
 
     Deployment d;
     d.tensor_parallel_size = r.tp;
@@ -163,6 +165,20 @@ std::vector<ReplayRow> replay_observations(const std::string& observations, cons
       r.predicted_activation_gib = gib_of(w.overheads.activation_peak);
       r.predicted_non_torch_gib = gib_of(w.overheads.non_torch);
       if (r.logged_estimated_len && !r.kv_only) r.predicted_estimated_len = predicted.max_model_len;
+      // The overhead model's inputs: the same estimate with unit coefficients.
+      VllmProfile unit = profile;
+      unit.overheads.sampler_bytes_per_logit = 1;
+      unit.overheads.forward_activation_factor = 1;
+      const ParallelLayout layout = make_worker_layout(model, gpu, d, profile, w.pp_rank);
+      const OverheadEstimate basis =
+          estimate_overheads(model_for_dtype(model, d.dtype), layout, gpu, unit, predicted.scheduler, d.enforce_eager);
+      r.sampler_basis_bytes = static_cast<double>(basis.sampler.count());
+      r.forward_basis_bytes = static_cast<double>(basis.forward.count());
+      r.worker_layers = layout.end_layer - layout.first_layer;
+      r.non_torch_class = d.tensor_parallel_size * d.pipeline_parallel_size == 1 ? "single"
+                          : gpu.nvlink                                         ? "nvlink"
+                                                                               : "pcie";
+      r.enforce_eager = d.enforce_eager;
       if (d.pipeline_parallel_size > 1) {
         r.status = "ok";
         r.note = "pipeline stages differ; the log shows one worker's available memory, so tokens are not compared";

@@ -29,6 +29,15 @@ struct ReplayRow {
   std::optional<double> logged_available_gib, predicted_available_gib;
   std::optional<double> logged_activation_gib, predicted_activation_gib;
   std::optional<double> logged_non_torch_gib, predicted_non_torch_gib;
+  std::optional<double> logged_cudagraph_gib;
+  // The overhead model's inputs for this row (what `calibrate` fits coefficients on): sampler and
+  // forward activation bytes per unit coefficient, decoder layers on the binding worker, and the
+  // non-torch class ("single", "nvlink", "pcie").
+  double sampler_basis_bytes = 0, forward_basis_bytes = 0;
+  std::int64_t worker_layers = 0;
+  std::string non_torch_class;
+  bool enforce_eager = false;
+  std::string vllm_version_used;  // the version the row ran (logged or inferred), "" if unknown
   // vLLM's "estimated maximum model length" from its not-enough-KV error, without the log's help.
   std::optional<std::int64_t> logged_estimated_len, predicted_estimated_len;
 };
