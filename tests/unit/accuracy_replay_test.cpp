@@ -42,6 +42,34 @@ TEST(AccuracyReplay, WeightsWithinTwoPercentOfModelLoadingMedianUnderHalfAPercen
   EXPECT_LT(errors[errors.size() / 2], 0.005);
 }
 
+TEST(AccuracyReplay, KimiOnRtxPro6000TokensFromTheWholeBudgetWithinEightPercent) {
+  // vo-022 / vo-023: Kimi-K2.5 INT4, 8x RTX PRO 6000, util 0.93, fp8 KV, DCP 1 and 8: ~449,600 and
+  // ~3,621,504 tokens, predicted with no help from the log (weights, overheads and KV all estimated).
+  int compared = 0;
+  for (const auto& r : replay()) {
+    if (r.id != "vo-022" && r.id != "vo-023") continue;
+    ASSERT_TRUE(r.predicted_tokens_unaided.has_value()) << r.id << ": " << r.status;
+    EXPECT_NEAR(static_cast<double>(*r.predicted_tokens_unaided), static_cast<double>(*r.logged_tokens),
+                0.08 * static_cast<double>(*r.logged_tokens))
+        << r.id;
+    ++compared;
+  }
+  EXPECT_EQ(compared, 2);
+}
+
+TEST(AccuracyReplay, AvailableKvMedianUnderFiveAndP90UnderTwelvePercent) {
+  std::vector<double> errors;
+  for (const auto& r : replay()) {
+    if (r.predicted_available_gib && r.logged_available_gib && *r.logged_available_gib > 0) {
+      errors.push_back(std::fabs(*r.predicted_available_gib - *r.logged_available_gib) / *r.logged_available_gib);
+    }
+  }
+  ASSERT_GE(errors.size(), 40u);
+  std::sort(errors.begin(), errors.end());
+  EXPECT_LT(errors[errors.size() / 2], 0.05);
+  EXPECT_LT(errors[static_cast<std::size_t>(std::ceil(0.9 * static_cast<double>(errors.size()))) - 1], 0.12);
+}
+
 TEST(AccuracyReplay, TheCommittedReportIsCurrent) {
   std::ifstream in(std::string(GPUBUDGET_TEST_SOURCE_DIR) + "/docs/accuracy.md");
   std::stringstream committed;

@@ -182,6 +182,8 @@ std::vector<ReplayRow> replay_observations(const std::string& observations, cons
       if (d.pipeline_parallel_size > 1) {
         r.status = "ok";
         r.note = "pipeline stages differ; the log shows one worker's available memory, so tokens are not compared";
+      } else if (!r.logged_available_gib && r.logged_tokens && !r.kv_only) {
+        r.predicted_tokens_unaided = predicted.kv_cache_tokens;
       } else if (r.logged_available_gib && r.logged_tokens) {
         Deployment given = d;
         given.kv_cache_memory =
@@ -240,9 +242,14 @@ std::string accuracy_markdown(const std::vector<ReplayRow>& rows) {
          "(rounded to 0.01 GiB in logs) with `--kv-cache-memory-bytes`.\n";
   out += "- **Weights** (deterministic up to runtime buffers): `Model loading took`.\n";
   out += "- **Available KV** (estimated overheads): the whole budget, predicted without the log's help.\n\n";
-  std::vector<double> token_errors, weight_errors, available_errors, activation_errors, non_torch_errors, length_errors;
+  std::vector<double> token_errors, weight_errors, available_errors, activation_errors, non_torch_errors, length_errors,
+      unaided_errors;
   for (const auto& r : rows) {
     if (r.status != "ok") continue;
+    if (r.predicted_tokens_unaided && r.logged_tokens) {
+      unaided_errors.push_back(100.0 * static_cast<double>(*r.predicted_tokens_unaided - *r.logged_tokens) /
+                               static_cast<double>(*r.logged_tokens));
+    }
     if (r.predicted_activation_gib && r.logged_activation_gib && *r.logged_activation_gib > 0) {
       activation_errors.push_back(100.0 * (*r.predicted_activation_gib - *r.logged_activation_gib) /
                                   *r.logged_activation_gib);
@@ -272,6 +279,7 @@ std::string accuracy_markdown(const std::vector<ReplayRow>& rows) {
   summary(out, "weights", weight_errors);
   summary(out, "available KV memory (estimated)", available_errors);
   summary(out, "estimated max model length (vLLM's error)", length_errors);
+  summary(out, "KV tokens, whole budget predicted (rows without logged memory)", unaided_errors);
   summary(out, "activation peak (estimated)", activation_errors);
   summary(out, "non-torch memory (estimated)", non_torch_errors);
   out += "\n## Rows\n\n";
@@ -282,11 +290,12 @@ std::string accuracy_markdown(const std::vector<ReplayRow>& rows) {
     if (r.status != "ok") continue;
     const std::string model = r.config == r.model ? r.model : fmt::format("{} ({}{})", r.model, r.config,
                                                                          r.kv_only ? ", KV only" : "");
-    out += fmt::format("| {} | {} | {} | {} ({}) | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", r.id, model,
+    const auto tokens = r.predicted_tokens ? r.predicted_tokens : r.predicted_tokens_unaided;
+    out += fmt::format("| {} | {} | {} | {} ({}) | {} | {} | {}{} | {} | {} | {} | {} | {} | {} | {} |\n", r.id, model,
                        r.gpu, r.vllm_version.empty() ? "?" : r.vllm_version, r.profile, r.tp, num(r.logged_tokens),
-                       num(r.predicted_tokens),
-                       r.predicted_tokens && r.logged_tokens
-                           ? pct(static_cast<double>(*r.predicted_tokens), static_cast<double>(*r.logged_tokens))
+                       num(tokens), r.predicted_tokens_unaided ? " (unaided)" : "",
+                       tokens && r.logged_tokens
+                           ? pct(static_cast<double>(*tokens), static_cast<double>(*r.logged_tokens))
                            : "",
                        num(r.logged_weights_gib), num(r.predicted_weights_gib),
                        pct(r.predicted_weights_gib, r.logged_weights_gib), num(r.logged_available_gib),

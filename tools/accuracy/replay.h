@@ -23,6 +23,8 @@ struct ReplayRow {
   std::string note;          // a caveat on a replayed row
   // Deterministic: tokens from the logged available KV memory.
   std::optional<std::int64_t> logged_tokens, predicted_tokens;
+  // Estimated: tokens from the whole predicted budget (rows that log tokens but not the memory).
+  std::optional<std::int64_t> predicted_tokens_unaided;
   // Weights against "Model loading took".
   std::optional<double> logged_weights_gib, predicted_weights_gib;
   // Estimated: the whole budget without the log's help.
