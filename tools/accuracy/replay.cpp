@@ -284,14 +284,19 @@ std::string accuracy_markdown(const std::vector<ReplayRow>& rows) {
   summary(out, "non-torch memory (estimated)", non_torch_errors);
   out += "\n## Rows\n\n";
   out += "| id | model (config used) | GPU | vLLM (profile) | TP | tokens logged | predicted | err | weights GiB logged | "
-         "predicted | err | available GiB logged | predicted | err |\n";
-  out += "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+         "predicted | err | available GiB logged | predicted | err | activation GiB logged / predicted | non-torch GiB "
+         "logged / predicted | est. max length logged / predicted |\n";
+  out += "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& r : rows) {
     if (r.status != "ok") continue;
     const std::string model = r.config == r.model ? r.model : fmt::format("{} ({}{})", r.model, r.config,
                                                                          r.kv_only ? ", KV only" : "");
     const auto tokens = r.predicted_tokens ? r.predicted_tokens : r.predicted_tokens_unaided;
-    out += fmt::format("| {} | {} | {} | {} ({}) | {} | {} | {}{} | {} | {} | {} | {} | {} | {} | {} |\n", r.id, model,
+    auto pair = [](const auto& logged, const auto& predicted) {
+      return logged ? fmt::format("{} / {}", num(logged), num(predicted)) : std::string();
+    };
+    out += fmt::format("| {} | {} | {} | {} ({}) | {} | {} | {}{} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                       r.id, model,
                        r.gpu, r.vllm_version.empty() ? "?" : r.vllm_version, r.profile, r.tp, num(r.logged_tokens),
                        num(tokens), r.predicted_tokens_unaided ? " (unaided)" : "",
                        tokens && r.logged_tokens
@@ -299,7 +304,10 @@ std::string accuracy_markdown(const std::vector<ReplayRow>& rows) {
                            : "",
                        num(r.logged_weights_gib), num(r.predicted_weights_gib),
                        pct(r.predicted_weights_gib, r.logged_weights_gib), num(r.logged_available_gib),
-                       num(r.predicted_available_gib), pct(r.predicted_available_gib, r.logged_available_gib));
+                       num(r.predicted_available_gib), pct(r.predicted_available_gib, r.logged_available_gib),
+                       pair(r.logged_activation_gib, r.predicted_activation_gib),
+                       pair(r.logged_non_torch_gib, r.predicted_non_torch_gib),
+                       pair(r.logged_estimated_len, r.predicted_estimated_len));
   }
   out += "\n## Notes on replayed rows\n\n";
   for (const auto& r : rows) {
