@@ -60,8 +60,14 @@ SchedulerLimits scheduler_limits(const Deployment& d, const GpuSpec& gpu, const 
       break;
     }
   }
-  limits.max_num_batched_tokens = d.max_num_batched_tokens.value_or(chosen ? chosen->max_num_batched_tokens : 2048);
-  limits.max_num_seqs = d.max_num_seqs.value_or(chosen ? chosen->max_num_seqs : 128);
+  if (d.entry_point != "serve" && d.entry_point != "llm") {
+    throw InputError(fmt::format("--entry-point: expected serve or llm, got \"{}\"", d.entry_point));
+  }
+  const bool llm = d.entry_point == "llm";
+  limits.max_num_batched_tokens = d.max_num_batched_tokens.value_or(
+      chosen ? (llm ? chosen->llm_class_max_num_batched_tokens : chosen->max_num_batched_tokens) : 2048);
+  limits.max_num_seqs =
+      d.max_num_seqs.value_or(chosen ? (llm ? chosen->llm_class_max_num_seqs : chosen->max_num_seqs) : 128);
   limits.defaulted = !d.max_num_batched_tokens || !d.max_num_seqs;
   // SchedulerConfig never schedules more tokens than max_num_seqs full-length requests hold.
   limits.max_num_batched_tokens = std::min(limits.max_num_batched_tokens, limits.max_num_seqs * max_model_len);

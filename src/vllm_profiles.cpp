@@ -62,11 +62,18 @@ VllmProfile parse_profile(const std::filesystem::path& path) {
   if (!batch.is_array()) r.fail("batch_defaults", "an array");
   for (std::size_t i = 0; i < batch.size(); ++i) {
     const detail::JsonReader b(batch[i], path.string(), fmt::format("/batch_defaults/{}", i));
-    b.reject_unknown_keys({"min_memory_gib", "excluded_device_substring", "max_num_batched_tokens", "max_num_seqs"});
-    p.batch_defaults.push_back({b.number("min_memory_gib", 0, 1e6),
-                                b.optional_string("excluded_device_substring").value_or(""),
-                                b.integer("max_num_batched_tokens", 1, std::int64_t{1} << 30),
-                                b.integer("max_num_seqs", 1, std::int64_t{1} << 20)});
+    b.reject_unknown_keys({"min_memory_gib", "excluded_device_substring", "max_num_batched_tokens", "max_num_seqs",
+                           "llm_class_max_num_batched_tokens", "llm_class_max_num_seqs"});
+    BatchDefaults defaults{b.number("min_memory_gib", 0, 1e6),
+                           b.optional_string("excluded_device_substring").value_or(""),
+                           b.integer("max_num_batched_tokens", 1, std::int64_t{1} << 30),
+                           b.integer("max_num_seqs", 1, std::int64_t{1} << 20), 0, 0};
+    defaults.llm_class_max_num_batched_tokens =
+        b.optional_integer("llm_class_max_num_batched_tokens", 1, std::int64_t{1} << 30)
+            .value_or(defaults.max_num_batched_tokens);
+    defaults.llm_class_max_num_seqs =
+        b.optional_integer("llm_class_max_num_seqs", 1, std::int64_t{1} << 20).value_or(defaults.max_num_seqs);
+    p.batch_defaults.push_back(defaults);
   }
   if (!json.contains("attention_backends")) r.fail("attention_backends", "an array");
   const auto& backends = json.at("attention_backends");

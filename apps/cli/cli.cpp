@@ -50,6 +50,7 @@ void add_fit_options(CLI::App& fit, FitOptions& o) {
   fit.add_option("--max-num-batched-tokens", o.max_num_batched_tokens, "default: vLLM's for the GPU");
   fit.add_option("--block-size", d.block_size, "default: the attention backend's")->check(CLI::PositiveNumber);
   fit.add_flag("--enforce-eager", d.enforce_eager, "no CUDA graphs");
+  fit.add_option("--entry-point", d.entry_point, "serve (vllm serve, default) or llm (the offline LLM class): scheduler defaults");
   fit.add_option("--mamba-cache-mode", d.mamba_cache_mode, "hybrid models: none or align (default: the version's)");
   fit.add_option("--kv-cache-memory-bytes", o.kv_cache_memory_bytes, "fixed KV budget, bypasses utilization");
   fit.add_flag("--json", o.json, "one JSON document on stdout");

@@ -40,6 +40,9 @@ struct Deployment {
   std::optional<std::int64_t> max_num_batched_tokens;
   // --block-size: default from the attention backend vLLM would pick.
   std::optional<std::int64_t> block_size;
+  // How vLLM is started: "serve" (`vllm serve`, the OpenAI server) or "llm" (the offline `LLM` class),
+  // which have different scheduler defaults.
+  std::string entry_point = "serve";
   // --enforce-eager: no CUDA graphs, so no graph memory.
   bool enforce_eager = false;
   // --mamba-cache-mode for hybrid models: "none" (one state per request) or "align" (two, for prefix

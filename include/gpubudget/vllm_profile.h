@@ -39,8 +39,10 @@ struct Mxfp4MoeBackend {
 struct BatchDefaults {
   double min_memory_gib = 0;             // GPU total at or above this ...
   std::string excluded_device_substring;  // ... and device name not containing this (lower case)
-  std::int64_t max_num_batched_tokens = 0;
+  std::int64_t max_num_batched_tokens = 0;  // `vllm serve` (UsageContext.OPENAI_API_SERVER)
   std::int64_t max_num_seqs = 0;
+  std::int64_t llm_class_max_num_batched_tokens = 0;  // the offline `LLM` class (UsageContext.LLM_CLASS)
+  std::int64_t llm_class_max_num_seqs = 0;
 };
 
 // Coefficients of the startup-overhead estimate (docs/methodology.md §Overheads).

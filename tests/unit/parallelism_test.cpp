@@ -125,6 +125,23 @@ TEST(DecodeContextParallel, ImpossibleCombinationsSayWhy) {
   }
 }
 
+TEST(EntryPoint, TheOfflineLlmClassBatchesMoreTokens) {
+  // EngineArgs.get_batch_defaults: on a >= 70 GiB GPU that is not an A100, `vllm serve` defaults to
+  // 8192 batched tokens and the LLM class to 16384 (1024 sequences each); on an A100, 2048 and 8192.
+  Deployment d;
+  const FitResult serve = run("meta-llama/Llama-3.1-8B", "h100", d);
+  d.entry_point = "llm";
+  const FitResult llm = run("meta-llama/Llama-3.1-8B", "h100", d);
+  EXPECT_EQ(serve.scheduler.max_num_batched_tokens, 8192);
+  EXPECT_EQ(llm.scheduler.max_num_batched_tokens, 16384);
+  EXPECT_EQ(llm.scheduler.max_num_seqs, 1024);
+  const FitResult a100 = run("meta-llama/Llama-3.1-8B", "a100-80gb", d);
+  EXPECT_EQ(a100.scheduler.max_num_batched_tokens, 8192);
+  EXPECT_EQ(a100.scheduler.max_num_seqs, 256);
+  d.entry_point = "python";
+  EXPECT_THROW(run("meta-llama/Llama-3.1-8B", "h100", d), InputError);
+}
+
 TEST(Uncertainty, TheLengthRangeComesFromTheOverheadsErrorBar) {
   Deployment d;
   d.tensor_parallel_size = 8;
