@@ -25,6 +25,16 @@ namespace gpubudget::cli {
 
 namespace {
 
+// The parallel layout flags fit and weights share, with vLLM's names.
+void add_parallel_options(CLI::App& app, Deployment& d) {
+  app.add_option("--tensor-parallel-size", d.tensor_parallel_size, "-tp: tensor-parallel size")->check(CLI::PositiveNumber);
+  app.add_option("--pipeline-parallel-size", d.pipeline_parallel_size, "-pp: pipeline stages")->check(CLI::PositiveNumber);
+  app.add_option("--data-parallel-size", d.data_parallel_size, "-dp: data-parallel size")->check(CLI::PositiveNumber);
+  app.add_flag("--enable-expert-parallel", d.enable_expert_parallel, "shard routed experts whole over TPxDP");
+  app.add_option("--num-redundant-experts", d.num_redundant_experts, "EPLB extra experts (with expert parallel)")
+      ->check(CLI::NonNegativeNumber);
+}
+
 void add_fit_options(CLI::App& fit, FitOptions& o) {
   fit.add_option("MODEL", o.model, "model directory, config.json, or bundled Hugging Face id")->required();
   fit.add_option("--gpu", o.gpu, "GPU preset (see `gpubudget gpus`), or one per pipeline stage: a,b");
@@ -32,14 +42,9 @@ void add_fit_options(CLI::App& fit, FitOptions& o) {
   fit.add_option("--vllm-version", o.vllm_version, "vLLM version whose behaviour to reproduce (default: newest)");
   fit.add_option("--profile", o.profile_file, "a vLLM profile file (e.g. from `gpubudget calibrate`) instead of --vllm-version");
   auto& d = o.deployment;
-  fit.add_option("--tensor-parallel-size", d.tensor_parallel_size, "-tp: tensor-parallel size")->check(CLI::PositiveNumber);
-  fit.add_option("--pipeline-parallel-size", d.pipeline_parallel_size, "-pp: pipeline stages")->check(CLI::PositiveNumber);
-  fit.add_option("--data-parallel-size", d.data_parallel_size, "-dp: data-parallel size")->check(CLI::PositiveNumber);
+  add_parallel_options(fit, d);
   fit.add_option("--decode-context-parallel-size", d.decode_context_parallel_size, "-dcp: decode context parallel")
       ->check(CLI::PositiveNumber);
-  fit.add_flag("--enable-expert-parallel", d.enable_expert_parallel, "shard routed experts whole over TPxDP");
-  fit.add_option("--num-redundant-experts", d.num_redundant_experts, "EPLB extra experts (with expert parallel)")
-      ->check(CLI::NonNegativeNumber);
   fit.add_option("--pp-layer-partition", o.pp_layer_partition, "decoder layers per stage, e.g. 31,30 (VLLM_PP_LAYER_PARTITION)");
   fit.add_option("--vllm-env", o.vllm_env, "VLLM_PP_LAYER_PARTITION=... or VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0|1");
   fit.add_option("--gpu-memory-utilization", d.gpu_memory_utilization, "fraction of the GPU vLLM may use");
@@ -63,10 +68,7 @@ void add_weights_options(CLI::App& w, WeightsOptions& o) {
   w.add_option("--gpu", o.gpu, "GPU preset: decides MXFP4 padding (optional)");
   w.add_option("--vllm-version", o.vllm_version, "vLLM version whose behaviour to reproduce (default: newest)");
   auto& d = o.deployment;
-  w.add_option("--tensor-parallel-size", d.tensor_parallel_size, "-tp: tensor-parallel size")->check(CLI::PositiveNumber);
-  w.add_option("--pipeline-parallel-size", d.pipeline_parallel_size, "-pp: pipeline stages")->check(CLI::PositiveNumber);
-  w.add_option("--data-parallel-size", d.data_parallel_size, "-dp: data-parallel size")->check(CLI::PositiveNumber);
-  w.add_flag("--enable-expert-parallel", d.enable_expert_parallel, "shard routed experts whole over TPxDP");
+  add_parallel_options(w, d);
   w.add_option("--dtype", d.dtype, "auto, bfloat16, float16, float32: unquantized weights");
   w.add_option("--by", o.by, "component (default), layer or tensor");
   w.add_flag("--no-headers", o.no_headers, "ignore safetensors files in the model folder");

@@ -92,6 +92,17 @@ std::int64_t parse_memory_size(const std::string& flag, const std::string& text)
   return static_cast<std::int64_t>(value);
 }
 
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> parts;
+  std::size_t begin = 0;
+  while (true) {
+    const auto comma = text.find(',', begin);
+    parts.push_back(text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin));
+    if (comma == std::string::npos) return parts;
+    begin = comma + 1;
+  }
+}
+
 std::vector<std::string> expand_vllm_short_flags(std::vector<std::string> args) {
   static const std::pair<const char*, const char*> kShort[] = {{"-tp", "--tensor-parallel-size"},
                                                                {"-pp", "--pipeline-parallel-size"},

@@ -15,6 +15,8 @@ std::int64_t parse_human_int(const std::string& flag, const std::string& text);
 std::optional<std::int64_t> parse_max_model_len(const std::string& text);
 // --gpu-memory: "96GiB", "97887MiB", "80GB" (decimal), "1024KiB", or plain bytes.
 std::int64_t parse_memory_size(const std::string& flag, const std::string& text);
+// "a,b,c" -> {"a", "b", "c"} (empty parts kept, so that "a,,b" is reported by the caller's parser).
+std::vector<std::string> split_list(const std::string& text);
 // vLLM's multi-letter short flags (-tp, -pp, -dp, -dcp) rewritten to their long names.
 std::vector<std::string> expand_vllm_short_flags(std::vector<std::string> args);
 

@@ -41,21 +41,9 @@ void warn_if_headers_differ(const ModelSpec& model, const GpuSpec& gpu, const De
 
 namespace {
 
-std::vector<std::string> split_commas(const std::string& text) {
-  std::vector<std::string> parts;
-  std::size_t begin = 0;
-  while (begin <= text.size()) {
-    const auto comma = text.find(',', begin);
-    parts.push_back(text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin));
-    if (comma == std::string::npos) break;
-    begin = comma + 1;
-  }
-  return parts;
-}
-
 std::vector<std::int64_t> parse_partition(const std::string& flag, const std::string& text) {
   std::vector<std::int64_t> layers;
-  for (const auto& part : split_commas(text)) layers.push_back(parse_human_int(flag, part));
+  for (const auto& part : split_list(text)) layers.push_back(parse_human_int(flag, part));
   return layers;
 }
 
@@ -131,7 +119,7 @@ ResolvedFit resolve_fit_options(const FitOptions& o, const ConfigDir& configs) {
   if (o.gpu.empty()) {
     out.gpus.push_back(custom_gpu(Bytes(parse_memory_size("--gpu-memory", o.gpu_memory))));
   } else {
-    for (const auto& name : split_commas(o.gpu)) {
+    for (const auto& name : split_list(o.gpu)) {
       GpuSpec gpu = load_gpu_preset(name, configs);
       if (!o.gpu_memory.empty()) {
         gpu.memory = Bytes(parse_memory_size("--gpu-memory", o.gpu_memory));

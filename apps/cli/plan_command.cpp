@@ -22,14 +22,7 @@ int run_plan(const PlanOptions& o, const ConfigDir& configs, std::ostream& out) 
   if (o.gpus.empty()) {
     gpus = list_gpu_presets(configs);
   } else {
-    std::size_t begin = 0;
-    while (true) {
-      const auto comma = o.gpus.find(',', begin);
-      gpus.push_back(load_gpu_preset(o.gpus.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin),
-                                     configs));
-      if (comma == std::string::npos) break;
-      begin = comma + 1;
-    }
+    for (const auto& name : split_list(o.gpus)) gpus.push_back(load_gpu_preset(name, configs));
   }
   const auto answers = plan_deployments(model, gpus, o.deployment, profile, request);
   bool any = false;

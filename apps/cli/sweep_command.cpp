@@ -13,20 +13,9 @@ namespace gpubudget::cli {
 
 namespace {
 
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> parts;
-  std::size_t begin = 0;
-  while (true) {
-    const auto comma = text.find(',', begin);
-    parts.push_back(text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin));
-    if (comma == std::string::npos) return parts;
-    begin = comma + 1;
-  }
-}
-
 std::vector<std::int64_t> int_list(const std::string& flag, const std::string& text) {
   std::vector<std::int64_t> out;
-  for (const auto& part : split(text)) {
+  for (const auto& part : split_list(text)) {
     const auto v = parse_human_int(flag, part);
     if (v < 1) throw UsageError(fmt::format("{}: expected positive values, got {}", flag, part));
     out.push_back(v);
@@ -37,7 +26,7 @@ std::vector<std::int64_t> int_list(const std::string& flag, const std::string& t
 std::vector<std::optional<double>> utilization_list(const std::string& text) {
   if (text.empty()) return {std::nullopt};
   std::vector<std::optional<double>> out;
-  for (const auto& part : split(text)) {
+  for (const auto& part : split_list(text)) {
     try {
       std::size_t used = 0;
       const double v = std::stod(part, &used);
@@ -76,11 +65,11 @@ int run_sweep_command(const SweepOptions& o, const ConfigDir& configs, std::ostr
   const ModelSpec model = load_model(o.model, configs);
   const VllmProfile profile = load_vllm_profile(o.vllm_version, configs);
   SweepAxes axes;
-  for (const auto& name : split(o.gpus)) axes.gpus.push_back(load_gpu_preset(name, configs));
+  for (const auto& name : split_list(o.gpus)) axes.gpus.push_back(load_gpu_preset(name, configs));
   axes.tensor_parallel = int_list("--tensor-parallel-size", o.tp);
   axes.pipeline_parallel = int_list("--pipeline-parallel-size", o.pp);
   axes.decode_context_parallel = int_list("--decode-context-parallel-size", o.dcp);
-  axes.kv_cache_dtypes = split(o.kv_cache_dtypes);
+  axes.kv_cache_dtypes = split_list(o.kv_cache_dtypes);
   axes.utilizations = utilization_list(o.utilizations);
   if (!o.max_num_seqs.empty()) {
     axes.max_num_seqs.clear();

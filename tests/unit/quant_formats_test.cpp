@@ -10,11 +10,7 @@
 namespace gpubudget {
 namespace {
 
-ParallelLayout layout_for(const ModelSpec& m, std::int64_t tp) {
-  Deployment d;
-  d.tensor_parallel_size = tp;
-  return make_parallel_layout(m, d, 0);
-}
+using test::layout_for;
 
 const LinearModule& linear(const ModelSpec& m, std::size_t layer, const std::string& suffix) {
   for (const auto& l : m.layers.at(layer).linears) {

@@ -9,11 +9,7 @@
 namespace gpubudget {
 namespace {
 
-ParallelLayout layout_for(const ModelSpec& m, std::int64_t tp) {
-  Deployment d;
-  d.tensor_parallel_size = tp;
-  return make_parallel_layout(m, d, 0);
-}
+using test::layout_for;
 
 Bytes component(const WeightsBreakdown& w, Component c) {
   for (const auto& item : w.components) {
