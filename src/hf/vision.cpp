@@ -34,6 +34,25 @@ class TowerBuilder {
   void tensor(std::string name, std::int64_t elements) {
     tower_.replicated.push_back({std::move(name), Component::kVision, elements, plain_.dtype});
   }
+  // Checkpoint names of one pre-norm ViT block's modules (every linear biased, LayerNorms with bias).
+  struct VitNames {
+    const char* qkv;
+    const char* out;
+    const char* fc1;
+    const char* fc2;
+    const char* norm1;
+    const char* norm2;
+  };
+  // A ViT block of width h, `heads` heads and MLP width I: QKV and fc1 column-parallel, out and fc2
+  // row-parallel, the two LayerNorms (weight + bias) replicated.
+  void vit_block(const std::string& p, const VitNames& n, std::int64_t heads, std::int64_t h, std::int64_t I) {
+    qkv(p + n.qkv, heads, h / heads, h, true);
+    linear(p + n.out, Parallelism::kRow, h, h, true);
+    linear(p + n.fc1, Parallelism::kColumn, I, h, true);
+    linear(p + n.fc2, Parallelism::kRow, h, I, true);
+    tensor(p + n.norm1, 2 * h);
+    tensor(p + n.norm2, 2 * h);
+  }
   VisionTower take() { return std::move(tower_); }
 
  private:
@@ -113,13 +132,10 @@ void llama4_vision(const JsonReader& v, Dtype dt, ModelSpec& model) {
   b.tensor("vision_model.layernorm_pre", 2 * h);
   b.tensor("vision_model.layernorm_post", 2 * h);
   for (std::int64_t i = 0; i < L; ++i) {
-    const std::string p = fmt::format("vision_model.model.layers.{}.", i);
-    b.qkv(p + "self_attn.qkv_proj", heads, h / heads, h, true);
-    b.linear(p + "self_attn.o_proj", Parallelism::kRow, h, h, true);
-    b.linear(p + "mlp.fc1", Parallelism::kColumn, I, h, true);
-    b.linear(p + "mlp.fc2", Parallelism::kRow, h, I, true);
-    b.tensor(p + "input_layernorm", 2 * h);
-    b.tensor(p + "post_attention_layernorm", 2 * h);
+    b.vit_block(fmt::format("vision_model.model.layers.{}.", i),
+                {"self_attn.qkv_proj", "self_attn.o_proj", "mlp.fc1", "mlp.fc2", "input_layernorm",
+                 "post_attention_layernorm"},
+                heads, h, I);
   }
   b.linear("vision_model.vision_adapter.mlp.fc1", Parallelism::kColumn, projector_in, I, adapter_bias);
   b.linear("vision_model.vision_adapter.mlp.fc2", Parallelism::kRow, projector_out, projector_in, adapter_bias);
@@ -138,13 +154,9 @@ void siglip_gemma3(const JsonReader& v, Dtype dt, ModelSpec& model) {
   if (v.boolean("vision_use_head", false)) v.fail("vision_use_head", "false (the pooling head is not modelled)");
   TowerBuilder b(dt);
   for (std::int64_t i = 0; i < L; ++i) {
-    const std::string p = fmt::format("vision_tower.vision_model.encoder.layers.{}.", i);
-    b.qkv(p + "self_attn.qkv_proj", heads, h / heads, h, true);
-    b.linear(p + "self_attn.out_proj", Parallelism::kRow, h, h, true);
-    b.linear(p + "mlp.fc1", Parallelism::kColumn, I, h, true);
-    b.linear(p + "mlp.fc2", Parallelism::kRow, h, I, true);
-    b.tensor(p + "layer_norm1", 2 * h);
-    b.tensor(p + "layer_norm2", 2 * h);
+    b.vit_block(fmt::format("vision_tower.vision_model.encoder.layers.{}.", i),
+                {"self_attn.qkv_proj", "self_attn.out_proj", "mlp.fc1", "mlp.fc2", "layer_norm1", "layer_norm2"},
+                heads, h, I);
   }
   const auto positions = (image / patch) * (image / patch);
   b.tensor("vision_tower.vision_model.embeddings.patch_embedding", h * channels * patch * patch + h);
@@ -205,13 +217,8 @@ void qwen3_vl(const JsonReader& v, Dtype dt, ModelSpec& model) {
   b.tensor("visual.patch_embed.proj", h * channels * temporal * patch * patch + h);
   b.tensor("visual.pos_embed", positions * h);
   for (std::int64_t i = 0; i < L; ++i) {
-    const std::string p = fmt::format("visual.blocks.{}.", i);
-    b.qkv(p + "attn.qkv", heads, h / heads, h, true);
-    b.linear(p + "attn.proj", Parallelism::kRow, h, h, true);
-    b.linear(p + "mlp.linear_fc1", Parallelism::kColumn, I, h, true);
-    b.linear(p + "mlp.linear_fc2", Parallelism::kRow, h, I, true);
-    b.tensor(p + "norm1", 2 * h);
-    b.tensor(p + "norm2", 2 * h);
+    b.vit_block(fmt::format("visual.blocks.{}.", i),
+                {"attn.qkv", "attn.proj", "mlp.linear_fc1", "mlp.linear_fc2", "norm1", "norm2"}, heads, h, I);
   }
   auto merger = [&](const std::string& p, std::int64_t norm_width) {
     b.tensor(p + "norm", 2 * norm_width);
