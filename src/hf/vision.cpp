@@ -60,6 +60,18 @@ class TowerBuilder {
   VisionTower tower_;
 };
 
+// The fields every fixed-resolution ViT config (SigLIP, Llama 4) states, with their names there.
+struct VitGeometry {
+  std::int64_t hidden, intermediate, layers, heads, patch, image, channels;
+};
+
+VitGeometry read_vit_geometry(const JsonReader& v) {
+  return {v.integer("hidden_size", 1, kMaxHidden),      v.integer("intermediate_size", 1, kMaxIntermediate),
+          v.integer("num_hidden_layers", 1, kMaxLayers), v.integer("num_attention_heads", 1, kMaxHeads),
+          v.integer("patch_size", 1, 1024),             v.integer("image_size", 1, 1 << 16),
+          v.optional_integer("num_channels", 1, 16).value_or(3)};
+}
+
 // MoonViT as Kimi-K2.5 (`vt_*` keys, `mm_projector.proj.{0,2}`) and Kimi-VL (plain keys,
 // `multi_modal_projector.linear_{1,2}`) configure it; both projectors are ReplicatedLinear.
 struct MoonVitKeys {
@@ -113,13 +125,8 @@ void moonvit(const JsonReader& v, const MoonVitKeys& keys, Dtype dt, ModelSpec& 
 // `intermediate_size`, i.e. hidden / ratio^2) and `multi_modal_projector.linear_1`
 // (column-parallel, gathered, no bias). The vision rotary table is computed, not loaded.
 void llama4_vision(const JsonReader& v, Dtype dt, ModelSpec& model) {
-  const auto h = v.integer("hidden_size", 1, kMaxHidden);
-  const auto I = v.integer("intermediate_size", 1, kMaxIntermediate);
-  const auto L = v.integer("num_hidden_layers", 1, kMaxLayers);
-  const auto heads = v.integer("num_attention_heads", 1, kMaxHeads);
-  const auto patch = v.integer("patch_size", 1, 1024);
-  const auto image = v.integer("image_size", 1, 1 << 16);
-  const auto channels = v.optional_integer("num_channels", 1, 16).value_or(3);
+  const VitGeometry g = read_vit_geometry(v);
+  const auto [h, I, L, heads, patch, image, channels] = g;
   const auto projector_in = v.integer("projector_input_dim", 1, kMaxHidden);
   const auto projector_out = v.integer("projector_output_dim", 1, kMaxHidden);
   const auto vision_out = v.integer("vision_output_dim", 1, kMaxHidden);
@@ -144,13 +151,8 @@ void llama4_vision(const JsonReader& v, Dtype dt, ModelSpec& model) {
 }
 
 void siglip_gemma3(const JsonReader& v, Dtype dt, ModelSpec& model) {
-  const auto h = v.integer("hidden_size", 1, kMaxHidden);
-  const auto I = v.integer("intermediate_size", 1, kMaxIntermediate);
-  const auto L = v.integer("num_hidden_layers", 1, kMaxLayers);
-  const auto heads = v.integer("num_attention_heads", 1, kMaxHeads);
-  const auto patch = v.integer("patch_size", 1, 1024);
-  const auto image = v.integer("image_size", 1, 1 << 16);
-  const auto channels = v.optional_integer("num_channels", 1, 16).value_or(3);
+  const VitGeometry g = read_vit_geometry(v);
+  const auto [h, I, L, heads, patch, image, channels] = g;
   if (v.boolean("vision_use_head", false)) v.fail("vision_use_head", "false (the pooling head is not modelled)");
   TowerBuilder b(dt);
   for (std::int64_t i = 0; i < L; ++i) {
