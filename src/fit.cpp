@@ -225,7 +225,8 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
     w.requested = requested;
     w.weights = weights_per_gpu(model, layout);
     w.gpu = stage_gpu.name;
-    w.overheads = estimate_overheads(model, layout, stage_gpu, profile, r.scheduler, d.enforce_eager);
+    w.overheads =
+        estimate_overheads(model, layout, stage_gpu, profile, r.scheduler, d.enforce_eager, !d.skip_mm_profiling);
     if (d.kv_cache_memory) {
       w.kv_cache = *d.kv_cache_memory;
     } else {
@@ -293,11 +294,20 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
        fmt::format("{} B = {}", bw.requested.count(), gib_text(bw.requested))},
       {"weights", "sum of every local tensor shard (see `weights`)", gib_text(bw.weights.total)},
       {"activation_peak",
-       fmt::format("max(sampler {} B/logit x min(T {}, S {}) x vocab {}, forward {} x T x widest activation x {} B)",
+       fmt::format("max(sampler {} B/logit x min(T {}, S {}) x vocab {}, forward {} x T x widest activation x {} B)"
+                   " + cached encoder outputs, or the encoder pass if larger",
                    profile.overheads.sampler_bytes_per_logit, r.scheduler.max_num_batched_tokens,
                    r.scheduler.max_num_seqs, model.vocab_size, profile.overheads.forward_activation_factor,
                    element_bytes(model.dtype)),
-       fmt::format("max({}, {}) = {}", gib_text(o.sampler), gib_text(o.forward), gib_text(o.activation_peak))},
+       fmt::format("max({}, {}) + {} vs {} = {}", gib_text(o.sampler), gib_text(o.forward),
+                   gib_text(o.encoder.cached_outputs), gib_text(o.encoder.pass), gib_text(o.activation_peak))},
+      {"encoder_profile",
+       model.vision ? fmt::format("{} item(s) x {} tokens ({}), {} patches through the ViT; {}", o.encoder.items,
+                                  model.vision->profile.max_tokens_per_item, model.vision->profile.max_item_source,
+                                  o.encoder.patches,
+                                  d.skip_mm_profiling ? "skipped (--skip-mm-profiling)" : "first pipeline stage")
+                    : std::string("no multimodal encoder"),
+       fmt::format("pass {}, cached outputs {}", gib_text(o.encoder.pass), gib_text(o.encoder.cached_outputs))},
       {"non_torch", fmt::format("vLLM {} profile, {} GPU(s), {}", profile.version, d.tensor_parallel_size *
                                 d.pipeline_parallel_size, gpu.nvlink ? "NVLink" : "PCIe"),
        gib_text(o.non_torch)},

@@ -38,8 +38,37 @@ Bytes scaled(double bytes) { return Bytes(static_cast<std::int64_t>(std::llround
 
 }  // namespace
 
+// GPUModelRunner.profile_run, multimodal branch: the encoder budget is max(T, tokens of one
+// largest item); that many tokens' worth of largest items (at least one, at most S) go through the
+// ViT in one batch, and their outputs stay in the encoder cache while the text model is profiled.
+// Live elements per patch inside a ViT block (q/k/v, fc1 sharded over TP; residual and norm output
+// whole): attention 2d + 6d/tp (q, k, v, rotated q and k, output), MLP 2d + 2I/tp (3I/tp gated).
+// Pixel values arrive in fp32 from the processor and are cast to the model dtype.
+EncoderProfileEstimate estimate_encoder_profile(const ModelSpec& model, const ParallelLayout& layout,
+                                                const SchedulerLimits& limits) {
+  EncoderProfileEstimate out;
+  if (!model.vision || !layout.is_first_stage()) return out;
+  const EncoderProfileShape& s = model.vision->profile;
+  if (s.max_tokens_per_item <= 0) return out;
+  const std::int64_t budget = std::max(limits.max_num_batched_tokens, s.max_tokens_per_item);
+  out.items = std::clamp<std::int64_t>(budget / s.max_tokens_per_item, 1, std::max<std::int64_t>(limits.max_num_seqs, 1));
+  out.tokens = out.items * s.max_tokens_per_item;
+  out.patches = out.tokens * s.patches_per_token;
+  const std::int64_t tp = layout.tp;
+  const std::int64_t attention = 2 * s.hidden + 6 * s.hidden / tp;
+  const std::int64_t mlp = 2 * s.hidden + (s.gated_mlp ? 3 : 2) * s.mlp_intermediate / tp;
+  const double e = static_cast<double>(element_bytes(model.dtype));
+  const double patches = static_cast<double>(out.patches);
+  const double outputs = static_cast<double>(out.tokens) * static_cast<double>(s.output_width) * e;
+  out.cached_outputs = scaled(outputs);
+  out.pass = scaled(patches * static_cast<double>(std::max(attention, mlp)) * e +
+                    patches * static_cast<double>(s.values_per_patch) * (4.0 + e) + outputs);
+  return out;
+}
+
 OverheadEstimate estimate_overheads(const ModelSpec& model, const ParallelLayout& layout, const GpuSpec& gpu,
-                                    const VllmProfile& profile, const SchedulerLimits& limits, bool enforce_eager) {
+                                    const VllmProfile& profile, const SchedulerLimits& limits, bool enforce_eager,
+                                    bool profile_encoder) {
   const OverheadModel& c = profile.overheads;
   OverheadEstimate out;
   const std::int64_t rows = std::min(limits.max_num_batched_tokens, limits.max_num_seqs);
@@ -49,7 +78,9 @@ OverheadEstimate estimate_overheads(const ModelSpec& model, const ParallelLayout
   const double activation_bytes = static_cast<double>(element_bytes(model.dtype));
   out.forward = scaled(c.forward_activation_factor * static_cast<double>(limits.max_num_batched_tokens) *
                        static_cast<double>(widest_activation(model, layout)) * activation_bytes);
-  out.activation_peak = std::max(out.sampler, out.forward);
+  if (profile_encoder) out.encoder = estimate_encoder_profile(model, layout, limits);
+  out.activation_peak =
+      std::max(out.encoder.pass, std::max(out.sampler, out.forward) + out.encoder.cached_outputs);
 
   const bool single_gpu = layout.tp * layout.pp == 1;
   out.non_torch = single_gpu ? c.non_torch_single_gpu

@@ -55,6 +55,7 @@ void add_fit_options(CLI::App& fit, FitOptions& o) {
   fit.add_option("--max-num-batched-tokens", o.max_num_batched_tokens, "default: vLLM's for the GPU");
   fit.add_option("--block-size", d.block_size, "default: the attention backend's")->check(CLI::PositiveNumber);
   fit.add_flag("--enforce-eager", d.enforce_eager, "no CUDA graphs");
+  fit.add_flag("--skip-mm-profiling", d.skip_mm_profiling, "vLLM skips the multimodal encoder in its profile run");
   fit.add_option("--entry-point", d.entry_point, "serve (vllm serve, default) or llm (the offline LLM class): scheduler defaults");
   fit.add_option("--mamba-cache-mode", d.mamba_cache_mode, "hybrid models: none or align (default: the version's)");
   fit.add_option("--kv-cache-memory-bytes", o.kv_cache_memory_bytes, "fixed KV budget, bypasses utilization");
@@ -93,6 +94,7 @@ void add_sweep_options(CLI::App& s, SweepOptions& o) {
   s.add_flag("--enable-expert-parallel", d.enable_expert_parallel, "shard routed experts whole over TPxDP");
   s.add_option("--dtype", d.dtype, "auto, bfloat16, float16, float32");
   s.add_flag("--enforce-eager", d.enforce_eager, "no CUDA graphs");
+  s.add_flag("--skip-mm-profiling", d.skip_mm_profiling, "vLLM skips the multimodal encoder in its profile run");
 }
 
 void add_plan_options(CLI::App& p, PlanOptions& o) {

@@ -69,6 +69,7 @@ std::string vllm_serve_line(const FitOptions& o, const Deployment& d, const FitR
   if (d.max_num_batched_tokens) add("--max-num-batched-tokens", std::to_string(*d.max_num_batched_tokens));
   if (d.block_size) add("--block-size", std::to_string(*d.block_size));
   if (d.enforce_eager) line += " --enforce-eager";
+  if (d.skip_mm_profiling) line += " --skip-mm-profiling";
   if (d.kv_cache_memory) add("--kv-cache-memory-bytes", std::to_string(d.kv_cache_memory->count()));
   if (!d.pp_layer_partition.empty()) {
     line = fmt::format("VLLM_PP_LAYER_PARTITION={} {}", fmt::join(d.pp_layer_partition, ","), line);

@@ -106,6 +106,7 @@ void write_fit_json(const ReportContext& c, const FitResult& r, std::ostream& ou
                      {"max_num_seqs", r.scheduler.max_num_seqs},
                      {"max_num_batched_tokens", r.scheduler.max_num_batched_tokens},
                      {"enforce_eager", c.deployment.enforce_eager},
+                     {"skip_mm_profiling", c.deployment.skip_mm_profiling},
                      {"vllm_version", c.vllm_version},
                      {"vllm_profile", c.profile.version}};
   nlohmann::ordered_json components = nlohmann::ordered_json::array();
@@ -117,6 +118,7 @@ void write_fit_json(const ReportContext& c, const FitResult& r, std::ostream& ou
                   {"weights_bytes", w.weights.total.count()},
                   {"weights_components", components},
                   {"activation_peak_bytes", w.overheads.activation_peak.count()},
+                  {"encoder_profile_bytes", w.overheads.encoder.pass.count()},
                   {"non_torch_bytes", w.overheads.non_torch.count()},
                   {"cudagraph_bytes", w.overheads.cudagraph_charged ? w.overheads.cudagraph.count() : 0},
                   {"cudagraph_estimate_bytes", w.overheads.cudagraph.count()},
@@ -189,6 +191,13 @@ void write_fit_text(const ReportContext& c, const FitResult& r, bool explain, st
   row("- weights", w.weights.total);
   for (const auto& comp : w.weights.components) row(fmt::format("    {}", component_name(comp.component)), comp.bytes);
   row("- activation peak (estimate)", w.overheads.activation_peak);
+  if (w.overheads.encoder.items > 0) {
+    row("    of which encoder profile", w.overheads.encoder.pass >= w.overheads.activation_peak
+                                             ? w.overheads.encoder.pass
+                                             : w.overheads.encoder.cached_outputs,
+        fmt::format("   {} image(s), {} ViT patches", w.overheads.encoder.items,
+                    with_commas(w.overheads.encoder.patches)));
+  }
   row("- non-torch (estimate)", w.overheads.non_torch);
   row("- CUDA graphs (estimate)", w.overheads.cudagraph_charged ? w.overheads.cudagraph : Bytes(0),
       w.overheads.cudagraph_charged

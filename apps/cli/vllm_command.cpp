@@ -24,7 +24,7 @@ const std::set<std::string>& value_flags() {
 }
 
 const std::set<std::string>& switch_flags() {
-  static const std::set<std::string> kFlags = {"--enforce-eager", "--enable-expert-parallel"};
+  static const std::set<std::string> kFlags = {"--enforce-eager", "--enable-expert-parallel", "--skip-mm-profiling"};
   return kFlags;
 }
 

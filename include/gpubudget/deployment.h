@@ -45,6 +45,8 @@ struct Deployment {
   std::string entry_point = "serve";
   // --enforce-eager: no CUDA graphs, so no graph memory.
   bool enforce_eager = false;
+  // --skip-mm-profiling: vLLM does not run the multimodal encoder in its profile run.
+  bool skip_mm_profiling = false;
   // --mamba-cache-mode for hybrid models: "none" (one state per request) or "align" (two, for prefix
   // caching). Default: the vLLM version's.
   std::optional<std::string> mamba_cache_mode;

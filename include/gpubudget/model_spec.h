@@ -124,10 +124,25 @@ struct LayerSpec {
   std::vector<ReplicatedTensor> replicated;
 };
 
+// What vLLM's profile run pushes through the vision encoder (GPUModelRunner.profile_run, multimodal
+// branch): items of the largest size the model's processor produces, as many as the encoder budget
+// max(max_num_batched_tokens, tokens of one item) holds. Sizes are elements, not bytes.
+struct EncoderProfileShape {
+  std::int64_t hidden = 0;                // ViT width d
+  std::int64_t mlp_intermediate = 0;      // ViT MLP width I (unsharded)
+  bool gated_mlp = false;                 // gate + up projections (SwiGLU) instead of a single fc1
+  std::int64_t values_per_patch = 0;      // pixel values per patch: channels x temporal x patch^2
+  std::int64_t patches_per_token = 1;     // ViT patches merged into one language-model token
+  std::int64_t max_tokens_per_item = 0;   // language-model tokens of the largest image
+  std::int64_t output_width = 0;          // elements per token the encoder hands to the language model
+  std::string max_item_source;            // where max_tokens_per_item comes from (for --explain)
+};
+
 // Weights outside the decoder layers.
 struct VisionTower {
   std::vector<LinearModule> linears;         // TP-sharded ViT linears and projector
   std::vector<ReplicatedTensor> replicated;  // norms, patch embedding, position table, biases
+  EncoderProfileShape profile;               // for the activation estimate
 };
 
 struct ModelSpec {

@@ -21,18 +21,36 @@ struct SchedulerLimits {
   bool defaulted = false;                   // true when taken from the version's defaults
 };
 
+// The profile run's multimodal encoder pass (first pipeline stage of a model with a vision tower).
+struct EncoderProfileEstimate {
+  std::int64_t items = 0;    // largest-size images profiled together
+  std::int64_t tokens = 0;   // language-model tokens they produce
+  std::int64_t patches = 0;  // ViT patches they are cut into
+  Bytes pass;                // peak while the encoder runs (activations, pixel values, outputs)
+  Bytes cached_outputs;      // outputs kept in the encoder cache through the text-model run
+};
+
 struct OverheadEstimate {
   Bytes sampler;         // dummy sampler run on [min(T, S), vocab] logits (last PP stage only)
   Bytes forward;         // forward pass of T tokens through one layer at a time
-  Bytes activation_peak; // max(sampler, forward): they do not overlap in time
+  EncoderProfileEstimate encoder;
+  // max(encoder.pass, max(sampler, forward) + encoder.cached_outputs): the encoder runs first and its
+  // outputs stay cached; the forward pass and the sampler do not overlap in time.
+  Bytes activation_peak;
   Bytes non_torch;
   Bytes cudagraph;       // estimated graph memory (charged only when the profile says so)
   bool cudagraph_charged = false;
   double relative_uncertainty = 0;
 };
 
+// `profile_encoder` false models vLLM's --skip-mm-profiling.
 OverheadEstimate estimate_overheads(const ModelSpec& model, const ParallelLayout& layout,
                                     const GpuSpec& gpu, const VllmProfile& profile,
-                                    const SchedulerLimits& limits, bool enforce_eager);
+                                    const SchedulerLimits& limits, bool enforce_eager,
+                                    bool profile_encoder = true);
+
+// The encoder pass alone (zero for a model without a vision tower); exposed for the accuracy tools.
+EncoderProfileEstimate estimate_encoder_profile(const ModelSpec& model, const ParallelLayout& layout,
+                                                const SchedulerLimits& limits);
 
 }  // namespace gpubudget

@@ -53,6 +53,7 @@ class TowerBuilder {
     tensor(p + n.norm1, 2 * h);
     tensor(p + n.norm2, 2 * h);
   }
+  void encoder(EncoderProfileShape shape) { tower_.profile = std::move(shape); }
   VisionTower take() { return std::move(tower_); }
 
  private:
@@ -72,6 +73,15 @@ VitGeometry read_vit_geometry(const JsonReader& v) {
           v.optional_integer("num_channels", 1, 16).value_or(3)};
 }
 
+// Largest image of each processor, in ViT patches or language-model tokens. These are processor
+// settings (preprocessor_config.json), not config.json fields; the values are the published defaults
+// and are documented in docs/methodology.md §Multimodal encoder profiling.
+constexpr std::int64_t kKimiK25PatchLimit = 16384;      // media_proc_cfg.in_patch_limit
+constexpr std::int64_t kKimiVlPatchLimit = 4096;        // MoonViT image processor in_token_limit (patches)
+constexpr std::int64_t kQwen3VlMaxPixels = 16777216;    // image processor size.longest_edge
+constexpr std::int64_t kLlama4MaxTiles = 16;            // Llama4ImageProcessor max_patches (+1 global tile)
+constexpr std::int64_t kGemma3TokensPerImage = 256;     // mm_tokens_per_image when the config omits it
+
 // MoonViT as Kimi-K2.5 (`vt_*` keys, `mm_projector.proj.{0,2}`) and Kimi-VL (plain keys,
 // `multi_modal_projector.linear_{1,2}`) configure it; both projectors are ReplicatedLinear.
 struct MoonVitKeys {
@@ -81,11 +91,15 @@ struct MoonVitKeys {
   const char* projector_prefix;
   const char* projector_first;
   const char* projector_second;
+  std::int64_t patch_limit;        // largest image of the processor, in patches
+  const char* patch_limit_source;
 };
 constexpr MoonVitKeys kKimiK25Keys{"vt_hidden_size", "vt_intermediate_size", "vt_num_hidden_layers",
-                                   "mm_projector.", "proj.0", "proj.2"};
+                                   "mm_projector.", "proj.0", "proj.2",
+                                   kKimiK25PatchLimit, "in_patch_limit 16384 patches (Kimi-K2.5 media processor)"};
 constexpr MoonVitKeys kKimiVlKeys{"hidden_size", "intermediate_size", "num_hidden_layers",
-                                  "multi_modal_projector.", "linear_1", "linear_2"};
+                                  "multi_modal_projector.", "linear_1", "linear_2",
+                                  kKimiVlPatchLimit, "in_token_limit 4096 patches (Kimi-VL image processor)"};
 
 void moonvit(const JsonReader& v, const MoonVitKeys& keys, Dtype dt, ModelSpec& model) {
   const auto h = v.integer(keys.hidden, 1, kMaxHidden);
@@ -116,6 +130,9 @@ void moonvit(const JsonReader& v, const MoonVitKeys& keys, Dtype dt, ModelSpec& 
   b.tensor(proj + "pre_norm", 2 * mm_hidden);
   b.linear(proj + keys.projector_first, Parallelism::kReplicated, merged, merged, true);
   b.linear(proj + keys.projector_second, Parallelism::kReplicated, text_hidden, merged, true);
+  const auto per_token = merge[0] * merge[1];
+  b.encoder({h, I, false, 3 * patch * patch, per_token, keys.patch_limit / per_token, text_hidden,
+             keys.patch_limit_source});
   model.vision = b.take();
 }
 
@@ -147,10 +164,14 @@ void llama4_vision(const JsonReader& v, Dtype dt, ModelSpec& model) {
   b.linear("vision_model.vision_adapter.mlp.fc1", Parallelism::kColumn, projector_in, I, adapter_bias);
   b.linear("vision_model.vision_adapter.mlp.fc2", Parallelism::kRow, projector_out, projector_in, adapter_bias);
   b.linear("multi_modal_projector.linear_1", Parallelism::kColumn, model.hidden_size, vision_out, false);
+  // Per tile (image/patch)^2 patches; pixel shuffle by 0.5 merges 4 patches into one token.
+  const auto tile_tokens = (image / patch) * (image / patch) / 4;
+  b.encoder({h, I, false, channels * patch * patch, 4, (kLlama4MaxTiles + 1) * tile_tokens, model.hidden_size,
+             "16 tiles + 1 global tile of image_size^2 (Llama 4 image processor max_patches)"});
   model.vision = b.take();
 }
 
-void siglip_gemma3(const JsonReader& v, Dtype dt, ModelSpec& model) {
+void siglip_gemma3(const JsonReader& root, const JsonReader& v, Dtype dt, ModelSpec& model) {
   const VitGeometry g = read_vit_geometry(v);
   const auto [h, I, L, heads, patch, image, channels] = g;
   if (v.boolean("vision_use_head", false)) v.fail("vision_use_head", "false (the pooling head is not modelled)");
@@ -167,6 +188,10 @@ void siglip_gemma3(const JsonReader& v, Dtype dt, ModelSpec& model) {
   // Gemma3MultiModalProjector: a [vision hidden, text hidden] matrix and an RMS norm.
   b.tensor("multi_modal_projector.mm_input_projection_weight", h * model.hidden_size);
   b.tensor("multi_modal_projector.mm_soft_emb_norm", h);
+  const auto tokens = root.optional_integer("mm_tokens_per_image", 1, positions).value_or(kGemma3TokensPerImage);
+  if (positions % tokens != 0) root.fail("mm_tokens_per_image", fmt::format("a divisor of the {} patches", positions));
+  b.encoder({h, I, false, channels * patch * patch, positions / tokens, tokens, model.hidden_size,
+             "one image_size^2 crop (pan-and-scan off, the default)"});
   model.vision = b.take();
 }
 
@@ -197,6 +222,10 @@ void pixtral_mistral3(const JsonReader& root, const JsonReader& v, Dtype dt, Mod
   b.linear("multi_modal_projector.patch_merger.merging_layer", Parallelism::kReplicated, h, h * merge * merge, false);
   b.linear("multi_modal_projector.linear_1", Parallelism::kColumn, model.hidden_size, h, projector_bias);
   b.linear("multi_modal_projector.linear_2", Parallelism::kRow, model.hidden_size, model.hidden_size, projector_bias);
+  const auto image = v.integer("image_size", 1, 1 << 16);
+  const auto side = image / patch / merge;
+  b.encoder({h, I, true, channels * patch * patch, merge * merge, side * side, model.hidden_size,
+             "one image_size^2 image (Pixtral longest edge)"});
   model.vision = b.take();
 }
 
@@ -229,6 +258,10 @@ void qwen3_vl(const JsonReader& v, Dtype dt, ModelSpec& model) {
   };
   merger("visual.merger.", h);
   for (std::size_t k = 0; k < deepstack.size(); ++k) merger(fmt::format("visual.deepstack_merger_list.{}.", k), merged);
+  const auto token_side = patch * merge;
+  b.encoder({h, I, false, channels * temporal * patch * patch, merge * merge,
+             kQwen3VlMaxPixels / (token_side * token_side), out * (1 + static_cast<std::int64_t>(deepstack.size())),
+             "16,777,216 pixels (Qwen3-VL image processor longest_edge)"});
   model.vision = b.take();
 }
 
@@ -242,7 +275,7 @@ void parse_vision(const JsonReader& root, ModelSpec& model) {
     return moonvit(v, kKimiVlKeys, model.dtype, model);
   }
   if (type == "llama4_vision_model") return llama4_vision(v, model.dtype, model);
-  if (type == "siglip_vision_model" && model.model_type == "gemma3_text") return siglip_gemma3(v, model.dtype, model);
+  if (type == "siglip_vision_model" && model.model_type == "gemma3_text") return siglip_gemma3(root, v, model.dtype, model);
   if (type == "pixtral" && root.optional_string("model_type").value_or("") == "mistral3") {
     return pixtral_mistral3(root, v, model.dtype, model);
   }

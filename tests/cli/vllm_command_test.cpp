@@ -26,8 +26,10 @@ TEST(VllmCommand, ServeLineBecomesFitFlags) {
 
 TEST(VllmCommand, ApiServerModuleWithModelFlag) {
   const VllmCommand c = translate_vllm_command({"python", "-m", "vllm.entrypoints.openai.api_server", "--model",
-                                                "meta-llama/Llama-3.1-8B", "--kv-cache-dtype=fp8", "--enforce-eager"});
-  EXPECT_EQ(c.flags, (Words{"meta-llama/Llama-3.1-8B", "--kv-cache-dtype", "fp8", "--enforce-eager"}));
+                                                "meta-llama/Llama-3.1-8B", "--kv-cache-dtype=fp8", "--enforce-eager",
+                                                "--skip_mm_profiling"});
+  EXPECT_EQ(c.flags, (Words{"meta-llama/Llama-3.1-8B", "--kv-cache-dtype", "fp8", "--enforce-eager",
+                            "--skip-mm-profiling"}));
 }
 
 TEST(VllmCommand, NotAServerCommandIsAUsageError) {

@@ -33,15 +33,62 @@ TEST(Overheads, SamplerIsCoefficientTimesRowsTimesVocab) {
   // Fewer sequences, fewer sampler rows.
   const auto few = estimate("nvidia/Kimi-K2.5-NVFP4", 8, 0, 1, "rtx-pro-6000", "0.17", {8192, 256, false});
   EXPECT_NEAR(static_cast<double>(few.sampler.count()), new_coefficient * 256 * 163840, 1.0);
-  EXPECT_EQ(o.activation_peak, std::max(o.sampler, o.forward));
+  // Kimi-K2.5 is multimodal: its encoder outputs for 8192 tokens (2 images of 4096) stay cached
+  // during the text run, 8192 x text hidden 7168 x 2 B.
+  EXPECT_EQ(o.activation_peak, std::max(o.sampler, o.forward) + Bytes(8192LL * 7168 * 2));
 }
 
 TEST(Overheads, ForwardGrowsWithBatchedTokens) {
   const auto small = estimate("meta-llama/Llama-3.1-8B", 1, 0, 1, "h100", "0.19", {2048, 256, false});
   const auto large = estimate("meta-llama/Llama-3.1-8B", 1, 0, 1, "h100", "0.19", {8192, 256, false});
-  EXPECT_EQ(large.forward.count(), 4 * small.forward.count());
+  EXPECT_NEAR(static_cast<double>(large.forward.count()), 4.0 * static_cast<double>(small.forward.count()), 4.0);
   // Llama-3.1-8B: widest activation = gate/up 2 x 14336 + activated 14336 = 43008 elements of 2 bytes.
-  EXPECT_NEAR(static_cast<double>(small.forward.count()), 1.5 * 2048 * 43008 * 2, 1.0);
+  const double factor = load_vllm_profile("0.19", test::configs()).overheads.forward_activation_factor;
+  EXPECT_NEAR(static_cast<double>(small.forward.count()), factor * 2048 * 43008 * 2, 1.0);
+  EXPECT_EQ(small.encoder.pass, Bytes(0));  // no vision tower
+}
+
+// The multimodal encoder pass, by hand from the vision configs (docs/methodology.md §Multimodal
+// encoder profiling): patches x max(attention 2d + 6d/tp, MLP 2d + 2I/tp) x 2 B, plus pixel values
+// (fp32 + bf16 copy, 6 B each) and the outputs.
+TEST(Overheads, EncoderPassOfQwen3VlOnOneGpu) {
+  const auto o = estimate("Qwen/Qwen3-VL-30B-A3B-Instruct", 1, 0, 1, "a100-80gb", "0.11", {2048, 256, false});
+  // One 16,777,216-pixel image: 16384 tokens of 32x32 pixels, 65536 patches of 16x16.
+  EXPECT_EQ(o.encoder.items, 1);
+  EXPECT_EQ(o.encoder.tokens, 16384);
+  EXPECT_EQ(o.encoder.patches, 65536);
+  const std::int64_t outputs = 16384LL * 2048 * (1 + 3) * 2;  // merger + 3 deepstack mergers, width 2048
+  EXPECT_EQ(o.encoder.cached_outputs, Bytes(outputs));
+  // d 1152, I 4304: MLP 2*1152 + 2*4304 = 10912 > attention 8*1152 = 9216; 1536 values per patch.
+  EXPECT_EQ(o.encoder.pass, Bytes(65536LL * 10912 * 2 + 65536LL * 1536 * 6 + outputs));
+  EXPECT_EQ(o.activation_peak, std::max(o.encoder.pass, std::max(o.sampler, o.forward) + Bytes(outputs)));
+}
+
+TEST(Overheads, EncoderPassFillsTheBudgetWithSmallImages) {
+  // Gemma 3: 256 tokens per 896x896 image of 4096 patches; a budget of 8192 tokens holds 32 images.
+  const auto o = estimate("google/gemma-3-4b-it", 1, 0, 1, "h100", "0.19", {8192, 1024, false});
+  EXPECT_EQ(o.encoder.items, 32);
+  EXPECT_EQ(o.encoder.patches, 32LL * 4096);
+  // ... but never more images than sequences.
+  EXPECT_EQ(estimate("google/gemma-3-4b-it", 1, 0, 1, "h100", "0.19", {8192, 4, false}).encoder.items, 4);
+}
+
+TEST(Overheads, EncoderPassIsShardedOverTensorParallel) {
+  // Kimi-K2.5 MoonViT at TP8: 2 images of 16384 patches; MLP 2*1152 + 2*4304/8 = 3380 elements.
+  const auto o = estimate("nvidia/Kimi-K2.5-NVFP4", 8, 0, 1, "rtx-pro-6000", "0.17", {8192, 1024, false});
+  EXPECT_EQ(o.encoder.patches, 32768);
+  EXPECT_EQ(o.encoder.pass, Bytes(32768LL * 3380 * 2 + 32768LL * 588 * 6 + 8192LL * 7168 * 2));
+}
+
+TEST(Overheads, EncoderPassOnlyOnTheFirstStageAndNotWhenSkipped) {
+  const SchedulerLimits limits{8192, 1024, true};
+  EXPECT_EQ(estimate("google/gemma-3-4b-it", 1, 1, 2, "h100", "0.19", limits).encoder.pass, Bytes(0));
+  EXPECT_GT(estimate("google/gemma-3-4b-it", 1, 0, 2, "h100", "0.19", limits).encoder.pass, Bytes(0));
+  const ModelSpec m = test::bundled("google/gemma-3-4b-it");
+  const auto skipped = estimate_overheads(m, make_parallel_layout(m, Deployment{}, 0), load_gpu_preset("h100", test::configs()),
+                                          load_vllm_profile("0.19", test::configs()), limits, false, false);
+  EXPECT_EQ(skipped.encoder.pass, Bytes(0));
+  EXPECT_EQ(skipped.activation_peak, std::max(skipped.sampler, skipped.forward));
 }
 
 TEST(Overheads, SamplerOnlyOnTheLastPipelineStage) {

@@ -33,6 +33,12 @@ std::array<int, 3> version_key(const std::string& v) {
 double round_to(double value, double step) { return std::round(value / step) * step; }
 double gib(double bytes) { return bytes / static_cast<double>(kGiB); }
 
+// The activation peak estimate_overheads gives for a row with these coefficients, in bytes.
+double fitted_activation(const ReplayRow& r, double sampler, double forward) {
+  const double text = std::max(sampler * r.sampler_basis_bytes, forward * r.forward_basis_bytes);
+  return std::max(r.encoder_pass_bytes, text + r.encoder_cached_bytes);
+}
+
 // Least squares through the origin: argmin_c sum (y - c x)^2.
 double fit_through_origin(const std::vector<double>& x, const std::vector<double>& y) {
   Eigen::Map<const Eigen::VectorXd> X(x.data(), static_cast<Eigen::Index>(x.size()));
@@ -89,8 +95,10 @@ Calibration calibrate_profile(const std::vector<ReplayRow>& rows, const std::str
     for (const auto* r : used) {
       if (!r->logged_activation_gib) continue;
       const bool s = sampler * r->sampler_basis_bytes >= forward * r->forward_basis_bytes;
+      // A row whose peak is the (unfitted) encoder pass says nothing about the two coefficients.
+      if (r->encoder_pass_bytes >= fitted_activation(*r, sampler, forward)) continue;
       assign.push_back(s);
-      const double y = *r->logged_activation_gib * static_cast<double>(kGiB);
+      const double y = *r->logged_activation_gib * static_cast<double>(kGiB) - r->encoder_cached_bytes;
       (s ? xs : xf).push_back(s ? r->sampler_basis_bytes : r->forward_basis_bytes);
       (s ? ys : yf).push_back(y);
     }
@@ -102,8 +110,7 @@ Calibration calibrate_profile(const std::vector<ReplayRow>& rows, const std::str
   std::vector<double> activation_residuals;
   for (const auto* r : used) {
     if (!r->logged_activation_gib) continue;
-    const double fitted = std::max(sampler * r->sampler_basis_bytes, forward * r->forward_basis_bytes);
-    activation_residuals.push_back(*r->logged_activation_gib - gib(fitted));
+    activation_residuals.push_back(*r->logged_activation_gib - gib(fitted_activation(*r, sampler, forward)));
   }
   out.terms.push_back({"activation peak", activation_residuals.size(), rmse(activation_residuals)});
 
@@ -166,8 +173,7 @@ Calibration calibrate_profile(const std::vector<ReplayRow>& rows, const std::str
   for (const auto* r : used) {
     if (!r->logged_activation_gib || !r->logged_non_torch_gib) continue;
     const auto cls = key_of.at(r->non_torch_class);
-    const double fitted = gib(std::max(sampler * r->sampler_basis_bytes, forward * r->forward_basis_bytes)) +
-                          o.value(cls, 0.0);
+    const double fitted = gib(fitted_activation(*r, sampler, forward)) + o.value(cls, 0.0);
     if (fitted > 0) relative.push_back(std::fabs(*r->logged_activation_gib + *r->logged_non_torch_gib - fitted) / fitted);
   }
   if (!relative.empty()) {

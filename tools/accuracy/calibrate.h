@@ -5,7 +5,9 @@
 // carried to a newer vLLM than the logs). From the replayed rows of those versions it fits, by least squares:
 //  - activation peak = max(sampler_bytes_per_logit x sampler basis, forward_activation_factor x
 //    forward basis): each row is assigned to the term that dominates, then each coefficient is a
-//    one-parameter least-squares fit through the origin; repeated until the assignment is stable;
+//    one-parameter least-squares fit through the origin; repeated until the assignment is stable.
+//    The multimodal encoder terms are physics, not fitted: cached encoder outputs are taken off the
+//    logged peak first, and rows whose peak is the encoder pass are left out;
 //  - non-torch memory: the mean per class (one GPU; several on NVLink; several on PCIe);
 //  - CUDA-graph memory = base + per_layer x layers on the worker (two-parameter least squares);
 //  - relative_uncertainty: the 90th percentile of |logged - fitted| / fitted for activation +

@@ -174,6 +174,8 @@ std::vector<ReplayRow> replay_observations(const std::string& observations, cons
           estimate_overheads(model_for_dtype(model, d.dtype), layout, gpu, unit, predicted.scheduler, d.enforce_eager);
       r.sampler_basis_bytes = static_cast<double>(basis.sampler.count());
       r.forward_basis_bytes = static_cast<double>(basis.forward.count());
+      r.encoder_pass_bytes = static_cast<double>(basis.encoder.pass.count());
+      r.encoder_cached_bytes = static_cast<double>(basis.encoder.cached_outputs.count());
       r.worker_layers = layout.end_layer - layout.first_layer;
       r.non_torch_class = d.tensor_parallel_size * d.pipeline_parallel_size == 1 ? "single"
                           : gpu.nvlink                                         ? "nvlink"

@@ -36,6 +36,8 @@ struct ReplayRow {
   // forward activation bytes per unit coefficient, decoder layers on the binding worker, and the
   // non-torch class ("single", "nvlink", "pcie").
   double sampler_basis_bytes = 0, forward_basis_bytes = 0;
+  // The multimodal encoder pass and the outputs it leaves cached (physics, not fitted).
+  double encoder_pass_bytes = 0, encoder_cached_bytes = 0;
   std::int64_t worker_layers = 0;
   std::string non_torch_class;
   bool enforce_eager = false;
