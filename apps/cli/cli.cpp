@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_values.h"
+#include "diagnose_command.h"
 #include "fit_command.h"
 #include "vllm_command.h"
 #include "calibrate.h"
@@ -233,6 +234,16 @@ int run_cli(std::vector<std::string> args, std::ostream& out, std::ostream& err,
   calibrate->add_option("--profile", calibrate_options.profile, "the profile to calibrate (configs/vllm/X.json)")->required();
   calibrate->add_option("--aliases", calibrate_options.aliases, "model_aliases.json (default: beside the observations)");
   calibrate->add_option("-o,--output", calibrate_options.output, "write the calibrated profile here (default: stdout)");
+  DiagnoseOptions diagnose_options;
+  CLI::App* diagnose = app.add_subcommand("diagnose", "read a vLLM log: what went wrong, and what to launch instead");
+  diagnose->add_option("LOG", diagnose_options.log, "vLLM log file, or - for standard input")->required();
+  diagnose->add_option("--model", diagnose_options.model, "the model the log ran (directory or bundled id): predictions and remedies");
+  diagnose->add_option("--gpu", diagnose_options.gpu, "GPU preset (default: inferred from the log's total capacity)");
+  diagnose->add_option("--vllm-version", diagnose_options.vllm_version, "vLLM version (default: the log's)");
+  diagnose->add_option("--kv-cache-dtype", diagnose_options.kv_cache_dtype, "the KV dtype the run used, if the log is silent");
+  diagnose->add_option("--emit-observation", diagnose_options.emit_observation,
+                       "write the log's figures as one observations JSONL row to this file (- = stdout)");
+  diagnose->add_flag("--json", diagnose_options.json, "one JSON document on stdout");
   bool gpus_json = false;
   CLI::App* gpus = app.add_subcommand("gpus", "list GPU presets");
   gpus->add_flag("--json", gpus_json, "JSON array");
@@ -280,6 +291,7 @@ int run_cli(std::vector<std::string> args, std::ostream& out, std::ostream& err,
     if (weights->parsed()) return run_weights(weights_options, configs, out, err);
     if (sweep->parsed()) return run_sweep_command(sweep_options, configs, out);
     if (plan->parsed()) return run_plan(plan_options, configs, out);
+    if (diagnose->parsed()) return run_diagnose(diagnose_options, configs, out, err);
     if (calibrate->parsed()) return run_calibrate(calibrate_options, configs, out, err);
     if (gpus->parsed()) return run_gpus(configs, gpus_json, out);
     if (models->parsed()) return run_models(configs, models_status, out);

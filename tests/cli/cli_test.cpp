@@ -250,3 +250,70 @@ TEST(CliOther, GpusAndHelp) {
 
 }  // namespace
 }  // namespace gpubudget::cli
+
+namespace gpubudget::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<fs::path> corpus_logs() {
+  std::vector<fs::path> logs;
+  for (const auto& e : fs::directory_iterator(fs::path(test::data_dir()) / "logs")) {
+    if (e.path().extension() == ".log") logs.push_back(e.path());
+  }
+  std::sort(logs.begin(), logs.end());
+  return logs;
+}
+
+TEST(CliDiagnose, IncidentJsonHasTheFixedFields) {
+  const CliRun r = run({"diagnose", (fs::path(test::data_dir()) / "logs" / "incident-kimi-k25-tp8.log").string(),
+                        "--model", "nvidia/Kimi-K2.5-NVFP4", "--gpu", "rtx-pro-6000", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["root_cause"], "kv_cache_too_small");
+  EXPECT_EQ(j["max_model_len"], 262144);
+  EXPECT_EQ(j["needed_kv_cache_bytes"], 18421383168LL);  // 61 x 576 x 2 B x 262144
+  EXPECT_TRUE(j["available_kv_cache_bytes"].is_number());
+  EXPECT_LT(j["estimated_max_model_len"].get<std::int64_t>(), 262144);
+  ASSERT_TRUE(j["remedies"].is_array());
+  EXPECT_FALSE(j["remedies"].empty());
+}
+
+TEST(CliDiagnose, EveryCorpusLogEmitsAnObservationThatCalibrateAccepts) {
+  const fs::path dir = fs::temp_directory_path() / "gpubudget-diagnose-observations";
+  fs::create_directories(dir);
+  const fs::path all = dir / "all.jsonl";
+  std::ofstream combined(all);
+  for (const auto& log : corpus_logs()) {
+    const fs::path row = dir / (log.stem().string() + ".jsonl");
+    const CliRun r = run({"diagnose", log.string(), "--emit-observation", row.string()});
+    ASSERT_EQ(r.code, 0) << log << ": " << r.err;
+    std::ifstream in(row);
+    std::string line;
+    ASSERT_TRUE(std::getline(in, line)) << log;
+    EXPECT_TRUE(nlohmann::json::accept(line)) << log;
+    combined << line << "\n";
+  }
+  combined.close();
+  const CliRun c = run({"calibrate", all.string(), "--profile", std::string(GPUBUDGET_TEST_CONFIG_DIR) + "/vllm/0.17.json",
+                        "-o", (dir / "profile.json").string()});
+  EXPECT_EQ(c.code, 0) << c.err;
+  EXPECT_TRUE(fs::exists(dir / "profile.json"));
+  fs::remove_all(dir);
+}
+
+TEST(CliDiagnose, UnreadableLogIsBadInputAndGarbageIsDiagnosed) {
+  EXPECT_EQ(run({"diagnose", "/nonexistent/vllm.log"}).code, 3);
+  const fs::path garbage = fs::temp_directory_path() / "gpubudget-garbage.log";
+  {
+    std::ofstream out(garbage, std::ios::binary);
+    for (int i = 0; i < 100000; ++i) out.put(static_cast<char>((i * 7919) & 0xff));
+  }
+  const CliRun r = run({"diagnose", garbage.string(), "--json"});
+  fs::remove(garbage);
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["root_cause"], "unknown");
+}
+
+}  // namespace
+}  // namespace gpubudget::cli
