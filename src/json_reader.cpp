@@ -58,6 +58,8 @@ nlohmann::json parse_json(const std::string& text, const std::string& file) {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(fmt::format("{}: malformed JSON at byte {}: {}", file, e.byte, e.what()));
+  } catch (const nlohmann::json::exception& e) {  // e.g. a number too large for a double
+    throw InputError(fmt::format("{}: malformed JSON: {}", file, e.what()));
   }
 }
 

@@ -95,6 +95,8 @@ SafetensorsFile parse_safetensors_header(std::string_view header_json, std::int6
     header = nlohmann::json::parse(header_json);
   } catch (const nlohmann::json::parse_error& e) {
     fail(path, fmt::format("the header is not JSON (at byte {})", e.byte));
+  } catch (const nlohmann::json::exception& e) {  // e.g. a number too large for a double
+    fail(path, fmt::format("the header is not valid JSON ({})", e.what()));
   }
   if (!header.is_object()) fail(path, "the header is not a JSON object");
   SafetensorsFile file;
@@ -182,6 +184,8 @@ std::optional<CheckpointHeaders> read_checkpoint_headers(const std::string& mode
       json = nlohmann::json::parse(in);
     } catch (const nlohmann::json::parse_error& e) {
       throw InputError(fmt::format("{}: malformed JSON at byte {}", index.string(), e.byte));
+    } catch (const nlohmann::json::exception& e) {
+      throw InputError(fmt::format("{}: malformed JSON: {}", index.string(), e.what()));
     }
     if (!json.is_object() || !json.contains("weight_map") || !json["weight_map"].is_object()) {
       throw InputError(fmt::format("{}:/weight_map: expected an object of tensor name -> file", index.string()));

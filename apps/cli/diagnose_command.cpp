@@ -1,6 +1,7 @@
 #include "diagnose_command.h"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -148,6 +149,8 @@ int run_diagnose(const DiagnoseOptions& o, const ConfigDir& configs, std::ostrea
   if (o.log == "-") {
     facts = read_vllm_log(std::cin, "-");
   } else {
+    std::error_code ec;
+    if (std::filesystem::is_directory(o.log, ec)) throw InputError(fmt::format("{}: is a directory, not a log", o.log));
     std::ifstream in(o.log, std::ios::binary);
     if (!in) throw InputError(fmt::format("{}: cannot be read", o.log));
     facts = read_vllm_log(in, o.log);

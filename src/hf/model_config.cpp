@@ -1,6 +1,7 @@
 // config.json → ModelSpec: resolves `text_config` nesting, the quantization declaration, the
 // derived maximum length, and hands the language model to its family parser.
 #include <filesystem>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -32,6 +33,23 @@ std::optional<Family> family_of(const std::string& model_type) {
     return Family::kQwen3Next;
   }
   return std::nullopt;
+}
+
+// The architectures (config.json `architectures[0]`) vLLM registers for the model types above
+// (model_executor/models/registry.py). vLLM picks the implementation by this name: a name it does not
+// know does not start, so gpubudget refuses it rather than guess from `model_type`.
+bool known_architecture(const std::string& name) {
+  static const std::set<std::string> kKnown = {
+      "LlamaForCausalLM", "LLaMAForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",
+      "Phi3ForCausalLM", "GraniteForCausalLM", "GemmaForCausalLM", "Gemma2ForCausalLM", "Gemma3ForCausalLM",
+      "Gemma3ForConditionalGeneration", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", "MixtralForCausalLM",
+      "MiniMaxM2ForCausalLM", "Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration",
+      "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM",
+      "KimiK25ForConditionalGeneration", "KimiVLForConditionalGeneration", "GptOssForCausalLM",
+      "NemotronHForCausalLM", "KimiLinearForCausalLM", "Llama4ForCausalLM", "Llama4ForConditionalGeneration",
+      "Qwen3NextForCausalLM", "Qwen3_5ForCausalLM", "Qwen3_5MoeForCausalLM", "Qwen3_5ForConditionalGeneration",
+      "Qwen3_5MoeForConditionalGeneration", "Mistral3ForConditionalGeneration"};
+  return kKnown.count(name) > 0;
 }
 
 void check_model_size_impl(const ModelSpec& model) {
@@ -98,6 +116,12 @@ ModelSpec parse_model_config(const std::string& config_json, const std::string& 
   if (!family) {
     throw InputError(fmt::format("{}: unsupported architecture {} (model_type \"{}\"): {}", text.path("model_type"),
                                  model.architecture, model.model_type, detail::closest_family_hint(model.model_type)));
+  }
+
+  if (!detail::known_architecture(model.architecture)) {
+    throw InputError(fmt::format("{}: unknown architecture \"{}\" (model_type \"{}\"): vLLM selects the implementation "
+                                 "by this name and registers no such model; gpubudget will not guess from model_type",
+                                 root.path("architectures"), model.architecture, model.model_type));
   }
 
   // Unquantized weight dtype: `dtype` (transformers >= 4.56) or `torch_dtype`; bf16 if absent.

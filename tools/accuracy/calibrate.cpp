@@ -61,6 +61,8 @@ Calibration calibrate_profile(const std::vector<ReplayRow>& rows, const std::str
     profile = Json::parse(profile_text);
   } catch (const Json::parse_error& e) {
     throw InputError(fmt::format("{}: malformed JSON at byte {}", profile_path, e.byte));
+  } catch (const Json::exception& e) {
+    throw InputError(fmt::format("{}: malformed JSON: {}", profile_path, e.what()));
   }
   if (!profile.is_object() || !profile.contains("overheads") || !profile.contains("calibration") ||
       !profile["calibration"].is_object()) {

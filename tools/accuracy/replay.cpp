@@ -21,7 +21,12 @@ using Json = nlohmann::json;
 template <typename T>
 std::optional<T> field(const Json& row, const char* key) {
   if (!row.contains(key) || row[key].is_null()) return std::nullopt;
-  return row[key].get<T>();
+  try {
+    return row[key].get<T>();
+  } catch (const Json::exception&) {
+    throw InputError(fmt::format("observation {}: field \"{}\" has the wrong type: {}",
+                                 row.contains("id") ? row["id"].dump() : "?", key, row[key].dump()));
+  }
 }
 
 // "H100 80GB" → h100, "A100 40GB" → a100-40gb, ...; "" if no preset fits.
@@ -63,18 +68,35 @@ std::vector<ReplayRow> replay_observations(const std::string& observations, cons
   if (!aliases_path.empty()) {
     std::ifstream in(aliases_path);
     if (!in) throw InputError(fmt::format("{}: cannot be read", aliases_path));
-    const Json file = Json::parse(in);
-    aliases = file.at("aliases");
-    if (file.contains("version_hints")) version_hints = file.at("version_hints");
+    try {
+      const Json file = Json::parse(in);
+      aliases = file.at("aliases");
+      if (file.contains("version_hints")) version_hints = file.at("version_hints");
+    } catch (const Json::exception& e) {
+      throw InputError(fmt::format("{}: not a model-aliases file: {}", aliases_path, e.what()));
+    }
   }
   const auto profiles = list_vllm_profiles(configs);
   std::ifstream in(observations);
   if (!in) throw InputError(fmt::format("{}: cannot be read", observations));
   std::vector<ReplayRow> rows;
   std::string line;
+  std::int64_t line_number = 0;
   while (std::getline(in, line)) {
+    ++line_number;
     if (line.empty()) continue;
-    const Json row = Json::parse(line);
+    Json row;
+    try {
+      row = Json::parse(line);
+      if (!row.is_object() || !row.contains("id") || !row["id"].is_string() || !row.contains("model") ||
+          !row["model"].is_string()) {
+        throw InputError("");
+      }
+    } catch (const std::exception&) {
+      throw InputError(fmt::format("{}:{}: not an observation row (one JSON object with string \"id\" and "
+                                   "\"model\" per line)",
+                                   observations, line_number));
+    }
     ReplayRow r;
     r.id = row.at("id").get<std::string>();
     r.model = row.at("model").get<std::string>();

@@ -1,0 +1,21 @@
+// Fuzzes the safetensors header parser. Input: 8 little-endian bytes giving the data-section size
+// the header must describe, then the header JSON.
+#include <string_view>
+
+#include "fuzz_target.h"
+#include "gpubudget/error.h"
+#include "gpubudget/safetensors.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size < 8) return 0;
+  std::uint64_t data_bytes = 0;
+  for (int i = 7; i >= 0; --i) data_bytes = (data_bytes << 8) | data[i];
+  const std::string_view header(reinterpret_cast<const char*>(data + 8), size - 8);
+  try {
+    const auto file = gpubudget::parse_safetensors_header(header, static_cast<std::int64_t>(data_bytes >> 1),
+                                                          "fuzz.safetensors");
+    (void)file.tensors.size();
+  } catch (const gpubudget::InputError&) {
+  }
+  return 0;
+}

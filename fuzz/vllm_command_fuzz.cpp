@@ -1,0 +1,28 @@
+// Fuzzes the pasted `vllm serve ...` translation and vLLM's short-flag expansion. Input: words
+// separated by newlines.
+#include <string>
+#include <vector>
+
+#include "cli_values.h"
+#include "fuzz_target.h"
+#include "gpubudget/error.h"
+#include "vllm_command.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  std::vector<std::string> words(1);
+  for (std::size_t i = 0; i < size && words.size() < 4096; ++i) {
+    const char c = static_cast<char>(data[i]);
+    if (c == '\n') {
+      words.emplace_back();
+    } else {
+      words.back().push_back(c);
+    }
+  }
+  try {
+    const auto command = gpubudget::cli::translate_vllm_command(words);
+    (void)gpubudget::cli::expand_vllm_short_flags(command.flags);
+  } catch (const gpubudget::UsageError&) {
+  } catch (const gpubudget::InputError&) {
+  }
+  return 0;
+}
