@@ -117,9 +117,17 @@ VllmCommand translate_vllm_command(const std::vector<std::string>& tokens) {
       const std::string text = take_value();
       try {
         const auto j = nlohmann::json::parse(text);
-        if (j.contains("num_redundant_experts")) {
+        if (j.is_object() && j.contains("num_redundant_experts")) {
+          const auto& r = j["num_redundant_experts"];
+          // A float (2e52) would be undefined behaviour to convert: only integers are taken.
+          if (!r.is_number_integer() || (r.is_number_unsigned() && r.get<std::uint64_t>() > 1000000) ||
+              (!r.is_number_unsigned() && (r.get<std::int64_t>() < 0 || r.get<std::int64_t>() > 1000000))) {
+            throw UsageError(fmt::format("vllm command: --eplb-config num_redundant_experts must be an integer in "
+                                         "[0, 1000000], got {}",
+                                         r.dump()));
+          }
           flags.push_back("--num-redundant-experts");
-          flags.push_back(std::to_string(j["num_redundant_experts"].get<std::int64_t>()));
+          flags.push_back(std::to_string(r.get<std::int64_t>()));
         }
       } catch (const nlohmann::json::exception&) {
         throw UsageError(fmt::format("vllm command: --eplb-config is not JSON: {}", text));

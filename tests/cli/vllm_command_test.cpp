@@ -32,6 +32,15 @@ TEST(VllmCommand, ApiServerModuleWithModelFlag) {
                             "--skip-mm-profiling"}));
 }
 
+// Found by fuzzing: a float here was converted to an integer (undefined behaviour).
+TEST(VllmCommand, EplbRedundantExpertsMustBeAnInteger) {
+  EXPECT_THROW(translate_vllm_command({"vllm", "serve", "m", "--eplb-config", "{\"num_redundant_experts\": 2e52}"}),
+               UsageError);
+  EXPECT_THROW(translate_vllm_command({"vllm", "serve", "m", "--eplb-config", "{\"num_redundant_experts\": -1}"}),
+               UsageError);
+  EXPECT_NO_THROW(translate_vllm_command({"vllm", "serve", "m", "--eplb-config", "[1, 2]"}));
+}
+
 TEST(VllmCommand, NotAServerCommandIsAUsageError) {
   EXPECT_THROW(translate_vllm_command({"sglang", "serve", "x"}), UsageError);
   EXPECT_THROW(translate_vllm_command({"vllm", "serve"}), UsageError);
