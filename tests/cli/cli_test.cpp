@@ -317,3 +317,19 @@ TEST(CliDiagnose, UnreadableLogIsBadInputAndGarbageIsDiagnosed) {
 
 }  // namespace
 }  // namespace gpubudget::cli
+
+namespace gpubudget::cli {
+namespace {
+
+TEST(CliCompletion, BashScriptListsSubcommandsAndFlags) {
+  const CliRun r = run({"completion", "bash"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("complete -o filenames -F _gpubudget gpubudget"), std::string::npos);
+  EXPECT_NE(r.out.find("fit weights sweep plan calibrate diagnose"), std::string::npos);
+  EXPECT_NE(r.out.find("--kv-cache-dtype"), std::string::npos);
+  EXPECT_NE(r.out.find("--emit-observation"), std::string::npos);
+  EXPECT_EQ(run({"completion", "fish"}).code, 2);
+}
+
+}  // namespace
+}  // namespace gpubudget::cli
