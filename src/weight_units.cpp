@@ -50,14 +50,23 @@ std::vector<std::string> checkpoint_names_of(const LinearModule& m) {
   return names;
 }
 
+// Enumerates the units once. With `with_names` false (the totals fit() needs on every call) it only
+// sums bytes: no unit, name or checkpoint-name string is built.
 struct UnitBuilder {
+  UnitBuilder(const ParallelLayout& l, bool names_wanted) : layout(l), with_names(names_wanted) {}
   const ParallelLayout& layout;
+  bool with_names = true;
   std::vector<WeightUnit> units;
+  WeightUnitTotals totals;
+  WeightUnit scratch;  // what add() returns when units are not kept
 
-  WeightUnit& add(std::string name, std::vector<std::string> checkpoint_names, Component component,
+  WeightUnit& add(const std::string& name, std::vector<std::string> checkpoint_names, Component component,
                   std::int64_t layer, Bytes checkpoint, Bytes per_gpu) {
+    totals.per_gpu[static_cast<std::size_t>(component)] += per_gpu.count();
+    totals.checkpoint += checkpoint.count();
+    if (!with_names) return scratch;
     WeightUnit u;
-    u.name = std::move(name);
+    u.name = name;
     u.checkpoint_names = std::move(checkpoint_names);
     u.component = component;
     u.layer = layer;
@@ -66,17 +75,23 @@ struct UnitBuilder {
     units.push_back(std::move(u));
     return units.back();
   }
-
-  void tensor(const ReplicatedTensor& t, std::int64_t layer, bool on_gpu) {
-    const Bytes bytes(t.elements * element_bytes(t.dtype));
-    add(t.name, {canonical_module_name(t.name)}, t.component, layer, bytes, on_gpu ? bytes : Bytes(0));
+  std::vector<std::string> names(const std::string& checkpoint_name) const {
+    return with_names ? std::vector<std::string>{checkpoint_name} : std::vector<std::string>{};
   }
 
-  void linear(const LinearModule& m, std::int64_t layer, bool on_gpu) {
+  WeightUnit& tensor(const ReplicatedTensor& t, std::int64_t layer, bool on_gpu) {
+    const Bytes bytes(t.elements * element_bytes(t.dtype));
+    return add(t.name, with_names ? names(canonical_module_name(t.name)) : std::vector<std::string>{}, t.component, layer,
+        bytes, on_gpu ? bytes : Bytes(0));
+  }
+
+  WeightUnit& linear(const LinearModule& m, std::int64_t layer, bool on_gpu) {
     const bool extra = m.component == Component::kExtraCopies;
-    WeightUnit& u = add(m.name, extra ? std::vector<std::string>{} : checkpoint_names_of(m), m.component, layer,
-                        extra ? Bytes(0) : checkpoint_linear_bytes(m), on_gpu ? linear_bytes(m, layout) : Bytes(0));
+    WeightUnit& u = add(m.name, extra || !with_names ? std::vector<std::string>{} : checkpoint_names_of(m),
+                        m.component, layer, extra ? Bytes(0) : checkpoint_linear_bytes(m),
+                        on_gpu ? linear_bytes(m, layout) : Bytes(0));
     u.runtime_only = extra;
+    return u;
   }
 
   void decoder_layer(const LayerSpec& l, bool on_gpu, bool checkpoint_only) {
@@ -86,8 +101,9 @@ struct UnitBuilder {
       linear(m, l.index, on_gpu);
     }
     for (const auto& e : l.experts) {
-      WeightUnit& u = add(e.name, {canonical_module_name(e.name) + "."}, Component::kRoutedExperts, l.index,
-                          checkpoint_experts_bytes(e), on_gpu ? experts_bytes(e, layout) : Bytes(0));
+      WeightUnit& u = add(e.name, with_names ? names(canonical_module_name(e.name) + ".") : std::vector<std::string>{},
+                          Component::kRoutedExperts, l.index, checkpoint_experts_bytes(e),
+                          on_gpu ? experts_bytes(e, layout) : Bytes(0));
       u.prefix_match = true;
     }
     for (const auto& t : l.replicated) tensor(t, l.index, on_gpu);
@@ -95,33 +111,42 @@ struct UnitBuilder {
   }
 };
 
+void enumerate_units(const ModelSpec& model, const ParallelLayout& layout, UnitBuilder& b);
+
 }  // namespace
 
 std::vector<WeightUnit> weight_units(const ModelSpec& model, const ParallelLayout& layout) {
-  UnitBuilder b{layout, {}};
+  UnitBuilder b(layout, true);
+  enumerate_units(model, layout, b);
+  return std::move(b.units);
+}
+
+WeightUnitTotals weight_unit_totals(const ModelSpec& model, const ParallelLayout& layout) {
+  UnitBuilder b(layout, false);
+  enumerate_units(model, layout, b);
+  return b.totals;
+}
+
+namespace {
+
+void enumerate_units(const ModelSpec& model, const ParallelLayout& layout, UnitBuilder& b) {
   // Vocabulary padded to 64 (DEFAULT_VOCAB_PADDING_SIZE), then split over TP.
   const std::int64_t vocab_local = round_up(model.vocab_size, 64) / layout.tp;
   const std::int64_t table = model.vocab_size * model.hidden_size;
-  b.add(model.embedding_name, {canonical_module_name(model.embedding_name)}, Component::kEmbedding, -1, Bytes(table * element_bytes(model.dtype)),
+  b.add(model.embedding_name, b.names(canonical_module_name(model.embedding_name)), Component::kEmbedding, -1, Bytes(table * element_bytes(model.dtype)),
         Bytes(layout.is_first_stage() ? vocab_local * model.hidden_size * element_bytes(model.dtype) : 0));
   for (const auto& layer : model.layers) {
     b.decoder_layer(layer, layer.index >= layout.first_layer && layer.index < layout.end_layer, false);
   }
   for (const auto& layer : model.mtp_layers) b.decoder_layer(layer, false, true);
-  for (const auto& m : model.mtp_linears) {
-    b.linear(m, -1, false);
-    b.units.back().checkpoint_only = true;
-  }
-  for (const auto& t : model.mtp_tensors) {
-    b.tensor(t, -1, false);
-    b.units.back().checkpoint_only = true;
-  }
+  for (const auto& m : model.mtp_linears) b.linear(m, -1, false).checkpoint_only = true;
+  for (const auto& t : model.mtp_tensors) b.tensor(t, -1, false).checkpoint_only = true;
   for (const auto& t : model.final_norms) b.tensor(t, -1, layout.is_last_stage());
   // A tied head reuses the embedding, except on a separate last stage, which builds its own.
   const Bytes head_local(vocab_local * model.hidden_size * element_bytes(model.lm_head_format.dtype));
   const bool head_on_gpu = layout.is_last_stage() && (!model.tie_word_embeddings || layout.pp > 1);
   if (!model.tie_word_embeddings || head_on_gpu) {
-    WeightUnit& head = b.add("lm_head", model.tie_word_embeddings ? std::vector<std::string>{} : std::vector<std::string>{"lm_head"},
+    WeightUnit& head = b.add("lm_head", model.tie_word_embeddings ? std::vector<std::string>{} : b.names("lm_head"),
                              Component::kLmHead, -1,
                              Bytes(model.tie_word_embeddings ? 0 : table * element_bytes(model.lm_head_format.dtype)),
                              head_on_gpu ? head_local : Bytes(0));
@@ -136,7 +161,8 @@ std::vector<WeightUnit> weight_units(const ModelSpec& model, const ParallelLayou
     WeightUnit& u = b.add(t.name, {}, t.component, -1, Bytes(0), bytes);
     u.runtime_only = true;
   }
-  return std::move(b.units);
 }
+
+}  // namespace
 
 }  // namespace gpubudget

@@ -154,11 +154,9 @@ Bytes experts_bytes(const ExpertsModule& e, const ParallelLayout& layout) {
 }
 
 WeightsBreakdown weights_per_gpu(const ModelSpec& model, const ParallelLayout& layout) {
-  constexpr std::size_t kComponents = static_cast<std::size_t>(Component::kBuffers) + 1;
-  std::array<std::int64_t, kComponents> sums{};
-  for (const auto& unit : weight_units(model, layout)) sums[static_cast<std::size_t>(unit.component)] += unit.per_gpu.count();
+  const auto sums = weight_unit_totals(model, layout).per_gpu;
   WeightsBreakdown out;
-  for (std::size_t c = 0; c < kComponents; ++c) {
+  for (std::size_t c = 0; c < kComponentCount; ++c) {
     if (sums[c] == 0) continue;
     out.components.push_back({static_cast<Component>(c), Bytes(sums[c])});
     out.total += Bytes(sums[c]);
@@ -227,9 +225,7 @@ Bytes checkpoint_bytes(const ModelSpec& model) {
   // Per-GPU bytes do not matter here; any layout will do.
   ParallelLayout layout;
   layout.end_layer = static_cast<std::int64_t>(model.layers.size());
-  Bytes total;
-  for (const auto& unit : weight_units(model, layout)) total += unit.checkpoint;
-  return total;
+  return Bytes(weight_unit_totals(model, layout).checkpoint);
 }
 
 std::string_view component_name(Component c) {

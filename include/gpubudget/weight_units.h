@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <array>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,16 @@ struct WeightUnit {
 
 // Every unit of `model`, in model order, with per-GPU bytes for the worker of `layout`.
 std::vector<WeightUnit> weight_units(const ModelSpec& model, const ParallelLayout& layout);
+
+inline constexpr std::size_t kComponentCount = static_cast<std::size_t>(Component::kBuffers) + 1;
+
+// The sums weights_per_gpu() and checkpoint_bytes() need, over the same enumeration as weight_units()
+// but without building names (bytes; per_gpu indexed by Component).
+struct WeightUnitTotals {
+  std::array<std::int64_t, kComponentCount> per_gpu{};
+  std::int64_t checkpoint = 0;
+};
+WeightUnitTotals weight_unit_totals(const ModelSpec& model, const ParallelLayout& layout);
 
 // A checkpoint module name without wrapper prefixes: leading "model." and "language_model." are
 // dropped, so "model.language_model.layers.3.mlp" and "language_model.model.layers.3.mlp" are both
