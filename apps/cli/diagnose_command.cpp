@@ -180,15 +180,17 @@ int run_diagnose(const DiagnoseOptions& o, const ConfigDir& configs, std::ostrea
   if (!o.kv_cache_dtype.empty()) context.kv_cache_dtype = o.kv_cache_dtype;
 
   const Diagnosis d = diagnose_log(facts, context);
+  // With `--emit-observation -` stdout carries only the row (for `>> fleet.jsonl`); the report goes to stderr.
+  std::ostream& report = o.emit_observation == "-" ? err : out;
   if (o.json) {
-    out << to_json(facts, d).dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    report << to_json(facts, d).dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
   } else {
-    print_human(facts, d, out);
+    print_human(facts, d, report);
   }
   if (!o.emit_observation.empty()) {
     const std::string row = observation_row(facts, d, context);
     if (o.emit_observation == "-") {
-      (o.json ? err : out) << row << "\n";
+      out << row << "\n";
     } else {
       std::ofstream file(o.emit_observation);
       if (!file) throw InputError(fmt::format("{}: cannot be written", o.emit_observation));

@@ -302,6 +302,15 @@ TEST(CliDiagnose, EveryCorpusLogEmitsAnObservationThatCalibrateAccepts) {
   fs::remove_all(dir);
 }
 
+TEST(CliDiagnose, EmitObservationToStdoutKeepsStdoutForTheRow) {
+  const CliRun r = run({"diagnose", (fs::path(test::data_dir()) / "logs" / "v0.19-kimi-dev-72b-tp2-debug.log").string(),
+                        "--emit-observation", "-"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto row = nlohmann::json::parse(r.out);  // one JSON line and nothing else
+  EXPECT_EQ(row["kv_cache_tokens"], 19776);
+  EXPECT_NE(r.err.find("Root cause (none)"), std::string::npos);
+}
+
 TEST(CliDiagnose, UnreadableLogIsBadInputAndGarbageIsDiagnosed) {
   EXPECT_EQ(run({"diagnose", "/nonexistent/vllm.log"}).code, 3);
   const fs::path garbage = fs::temp_directory_path() / "gpubudget-garbage.log";
