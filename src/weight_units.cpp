@@ -53,9 +53,12 @@ std::vector<std::string> checkpoint_names_of(const LinearModule& m) {
 // Enumerates the units once. With `with_names` false (the totals fit() needs on every call) it only
 // sums bytes: no unit, name or checkpoint-name string is built.
 struct UnitBuilder {
-  UnitBuilder(const ParallelLayout& l, bool names_wanted) : layout(l), with_names(names_wanted) {}
+  UnitBuilder(const ParallelLayout& l, bool names_wanted, bool checkpoint_wanted = true, bool per_gpu_wanted = true)
+      : layout(l), with_names(names_wanted), with_checkpoint(checkpoint_wanted), with_per_gpu(per_gpu_wanted) {}
   const ParallelLayout& layout;
   bool with_names = true;
+  bool with_checkpoint = true;  // false: checkpoint bytes are left 0 (fit() needs only the per-GPU sums)
+  bool with_per_gpu = true;     // false: per-GPU bytes are left 0 (checkpoint_bytes() needs no layout)
   std::vector<WeightUnit> units;
   WeightUnitTotals totals;
   WeightUnit scratch;  // what add() returns when units are not kept
@@ -88,8 +91,8 @@ struct UnitBuilder {
   WeightUnit& linear(const LinearModule& m, std::int64_t layer, bool on_gpu) {
     const bool extra = m.component == Component::kExtraCopies;
     WeightUnit& u = add(m.name, extra || !with_names ? std::vector<std::string>{} : checkpoint_names_of(m),
-                        m.component, layer, extra ? Bytes(0) : checkpoint_linear_bytes(m),
-                        on_gpu ? linear_bytes(m, layout) : Bytes(0));
+                        m.component, layer, extra || !with_checkpoint ? Bytes(0) : checkpoint_linear_bytes(m),
+                        on_gpu && with_per_gpu ? linear_bytes(m, layout) : Bytes(0));
     u.runtime_only = extra;
     return u;
   }
@@ -102,8 +105,9 @@ struct UnitBuilder {
     }
     for (const auto& e : l.experts) {
       WeightUnit& u = add(e.name, with_names ? names(canonical_module_name(e.name) + ".") : std::vector<std::string>{},
-                          Component::kRoutedExperts, l.index, checkpoint_experts_bytes(e),
-                          on_gpu ? experts_bytes(e, layout) : Bytes(0));
+                          Component::kRoutedExperts, l.index,
+                          with_checkpoint ? checkpoint_experts_bytes(e) : Bytes(0),
+                          on_gpu && with_per_gpu ? experts_bytes(e, layout) : Bytes(0));
       u.prefix_match = true;
     }
     for (const auto& t : l.replicated) tensor(t, l.index, on_gpu);
@@ -121,8 +125,8 @@ std::vector<WeightUnit> weight_units(const ModelSpec& model, const ParallelLayou
   return std::move(b.units);
 }
 
-WeightUnitTotals weight_unit_totals(const ModelSpec& model, const ParallelLayout& layout) {
-  UnitBuilder b(layout, false);
+WeightUnitTotals weight_unit_totals(const ModelSpec& model, const ParallelLayout& layout, WeightSums sums) {
+  UnitBuilder b(layout, false, sums != WeightSums::kPerGpu, sums != WeightSums::kCheckpoint);
   enumerate_units(model, layout, b);
   return b.totals;
 }

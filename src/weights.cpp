@@ -154,7 +154,7 @@ Bytes experts_bytes(const ExpertsModule& e, const ParallelLayout& layout) {
 }
 
 WeightsBreakdown weights_per_gpu(const ModelSpec& model, const ParallelLayout& layout) {
-  const auto sums = weight_unit_totals(model, layout).per_gpu;
+  const auto sums = weight_unit_totals(model, layout, WeightSums::kPerGpu).per_gpu;
   WeightsBreakdown out;
   for (std::size_t c = 0; c < kComponentCount; ++c) {
     if (sums[c] == 0) continue;
@@ -225,7 +225,7 @@ Bytes checkpoint_bytes(const ModelSpec& model) {
   // Per-GPU bytes do not matter here; any layout will do.
   ParallelLayout layout;
   layout.end_layer = static_cast<std::int64_t>(model.layers.size());
-  return Bytes(weight_unit_totals(model, layout).checkpoint);
+  return Bytes(weight_unit_totals(model, layout, WeightSums::kCheckpoint).checkpoint);
 }
 
 std::string_view component_name(Component c) {

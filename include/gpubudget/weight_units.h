@@ -44,7 +44,10 @@ struct WeightUnitTotals {
   std::array<std::int64_t, kComponentCount> per_gpu{};
   std::int64_t checkpoint = 0;
 };
-WeightUnitTotals weight_unit_totals(const ModelSpec& model, const ParallelLayout& layout);
+// Which sums to compute (the other is left 0): both, per GPU only (fit), checkpoint only.
+enum class WeightSums { kBoth, kPerGpu, kCheckpoint };
+WeightUnitTotals weight_unit_totals(const ModelSpec& model, const ParallelLayout& layout,
+                                    WeightSums sums = WeightSums::kBoth);
 
 // A checkpoint module name without wrapper prefixes: leading "model." and "language_model." are
 // dropped, so "model.language_model.layers.3.mlp" and "language_model.model.layers.3.mlp" are both
