@@ -36,6 +36,12 @@ void add_parallel_options(CLI::App& app, Deployment& d) {
       ->check(CLI::NonNegativeNumber);
 }
 
+// What vLLM's startup does beyond the layout, shared by fit and sweep: CUDA graphs and the encoder profile.
+void add_startup_flags(CLI::App& app, Deployment& d) {
+  app.add_flag("--enforce-eager", d.enforce_eager, "no CUDA graphs");
+  app.add_flag("--skip-mm-profiling", d.skip_mm_profiling, "vLLM skips the multimodal encoder in its profile run");
+}
+
 void add_fit_options(CLI::App& fit, FitOptions& o) {
   fit.add_option("MODEL", o.model, "model directory, config.json, or bundled Hugging Face id")->required();
   fit.add_option("--gpu", o.gpu, "GPU preset (see `gpubudget gpus`), or one per pipeline stage: a,b");
@@ -55,8 +61,7 @@ void add_fit_options(CLI::App& fit, FitOptions& o) {
   fit.add_option("--max-num-seqs", d.max_num_seqs, "default: vLLM's for the GPU")->check(CLI::PositiveNumber);
   fit.add_option("--max-num-batched-tokens", o.max_num_batched_tokens, "default: vLLM's for the GPU");
   fit.add_option("--block-size", d.block_size, "default: the attention backend's")->check(CLI::PositiveNumber);
-  fit.add_flag("--enforce-eager", d.enforce_eager, "no CUDA graphs");
-  fit.add_flag("--skip-mm-profiling", d.skip_mm_profiling, "vLLM skips the multimodal encoder in its profile run");
+  add_startup_flags(fit, d);
   fit.add_option("--entry-point", d.entry_point, "serve (vllm serve, default) or llm (the offline LLM class): scheduler defaults");
   fit.add_option("--mamba-cache-mode", d.mamba_cache_mode, "hybrid models: none or align (default: the version's)");
   fit.add_option("--kv-cache-memory-bytes", o.kv_cache_memory_bytes, "fixed KV budget, bypasses utilization");
@@ -94,8 +99,7 @@ void add_sweep_options(CLI::App& s, SweepOptions& o) {
   s.add_option("--data-parallel-size", d.data_parallel_size, "-dp: data-parallel size")->check(CLI::PositiveNumber);
   s.add_flag("--enable-expert-parallel", d.enable_expert_parallel, "shard routed experts whole over TPxDP");
   s.add_option("--dtype", d.dtype, "auto, bfloat16, float16, float32");
-  s.add_flag("--enforce-eager", d.enforce_eager, "no CUDA graphs");
-  s.add_flag("--skip-mm-profiling", d.skip_mm_profiling, "vLLM skips the multimodal encoder in its profile run");
+  add_startup_flags(s, d);
 }
 
 void add_plan_options(CLI::App& p, PlanOptions& o) {
