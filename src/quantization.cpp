@@ -3,9 +3,13 @@
 // GCC 12 reports a false maybe-uninitialized inside <regex> under -O2 with sanitizers.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <map>
 #include <regex>
+#include <set>
 
 #include <fmt/format.h>
+
+#include "gpubudget/error.h"
 
 namespace gpubudget {
 
@@ -55,39 +59,91 @@ bool glob_full_match(std::string_view pattern, std::string_view text) {
   return p == pattern.size();
 }
 
-bool pattern_matches(const std::string& pattern, const std::string& name) {
-  if (pattern.rfind("re:", 0) == 0) {
-    try {
-      // compressed-tensors uses Python's re.match: anchored at the start, not at the end.
-      return std::regex_search(name, std::regex("^(?:" + pattern.substr(3) + ")"));
-    } catch (const std::regex_error&) {
-      return false;
-    }
-  }
-  if (pattern == name) return true;
-  if (pattern.find('*') != std::string::npos || pattern.find('.') != std::string::npos) {
-    return glob_full_match(pattern, name);
-  }
-  // A bare word ("lm_head") names a module by its last component(s), as vLLM's substring test does.
-  return name.find(pattern) != std::string::npos;
-}
+}  // namespace
+
+namespace {
+
+// One prepared pattern.
+struct Prepared {
+  enum class Kind { kRegex, kGlob, kSubstring };
+  Kind kind = Kind::kSubstring;
+  std::string text;  // the pattern without `re:`
+  std::regex regex;  // kRegex only
+};
 
 }  // namespace
-#pragma GCC diagnostic pop
 
-bool is_excluded(const std::vector<std::string>& patterns, const std::vector<std::string>& shard_names) {
-  if (patterns.empty() || shard_names.empty()) return false;
-  for (const auto& shard : shard_names) {
-    bool matched = false;
-    for (const auto& pattern : patterns) {
-      if (pattern_matches(pattern, shard)) {
-        matched = true;
-        break;
+// The prepared patterns. Globs are filed under their literal prefix (the text before the first '*'),
+// which every name they match starts with: a name is tried only against the globs filed under one of
+// its own prefixes, so a list of one pattern per layer costs a few lookups, not one compare per layer.
+struct ModuleNamePatterns::Index {
+  std::map<std::string, std::vector<Prepared>, std::less<>> globs_by_prefix;
+  std::set<std::size_t> prefix_lengths;
+  std::vector<Prepared> others;  // regexes and bare words, tried in turn
+};
+
+ModuleNamePatterns::ModuleNamePatterns(const std::vector<std::string>& patterns) {
+  if (patterns.empty()) return;
+  auto index = std::make_shared<Index>();
+  for (const auto& pattern : patterns) {
+    Prepared p;
+    if (pattern.rfind("re:", 0) == 0) {
+      p.kind = Prepared::Kind::kRegex;
+      p.text = pattern.substr(3);
+      try {
+        // compressed-tensors uses Python's re.match: anchored at the start, not at the end.
+        p.regex = std::regex("^(?:" + p.text + ")", std::regex::optimize);
+      } catch (const std::regex_error&) {
+        throw InputError(fmt::format("quantization pattern \"{}\" is not a regular expression gpubudget can read",
+                                     pattern));
       }
+      index->others.push_back(std::move(p));
+    } else if (pattern.find('*') != std::string::npos || pattern.find('.') != std::string::npos) {
+      p.kind = Prepared::Kind::kGlob;
+      p.text = pattern;
+      std::string prefix = pattern.substr(0, pattern.find('*'));
+      index->prefix_lengths.insert(prefix.size());
+      index->globs_by_prefix[std::move(prefix)].push_back(std::move(p));
+    } else {
+      p.text = pattern;
+      index->others.push_back(std::move(p));
     }
-    if (!matched) return false;
+  }
+  index_ = std::move(index);
+}
+
+bool ModuleNamePatterns::matches(std::string_view name) const {
+  if (!index_) return false;
+  for (const std::size_t length : index_->prefix_lengths) {
+    if (length > name.size()) break;
+    const auto filed = index_->globs_by_prefix.find(name.substr(0, length));
+    if (filed == index_->globs_by_prefix.end()) continue;
+    for (const Prepared& glob : filed->second) {
+      if (glob_full_match(glob.text, name)) return true;
+    }
+  }
+  for (const Prepared& p : index_->others) {
+    if (p.kind == Prepared::Kind::kRegex) {
+      if (std::regex_search(name.begin(), name.end(), p.regex)) return true;
+    } else if (name.find(p.text) != std::string_view::npos) {
+      // A bare word ("lm_head") names a module by its last component(s), as vLLM's substring test does.
+      return true;
+    }
+  }
+  return false;
+}
+
+bool ModuleNamePatterns::excludes_all(std::span<const std::string> shard_names) const {
+  if (!index_ || shard_names.empty()) return false;
+  for (const auto& shard : shard_names) {
+    if (!matches(shard)) return false;
   }
   return true;
 }
 
+bool is_excluded(const std::vector<std::string>& patterns, const std::vector<std::string>& shard_names) {
+  return ModuleNamePatterns(patterns).excludes_all(shard_names);
+}
+
 }  // namespace gpubudget
+#pragma GCC diagnostic pop

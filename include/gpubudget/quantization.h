@@ -5,7 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -71,8 +74,30 @@ struct CheckpointQuantization {
   std::vector<std::pair<std::string, QuantFormat>> per_module;
 };
 
-// True when every checkpoint shard name of a module matches one of `patterns`.
-// `shard_names` are full checkpoint tensor prefixes without the `.weight` suffix.
+// A checkpoint's module-name patterns (`ignore`, `exclude_modules`, `modules_to_not_convert`), prepared
+// once so that asking about each of a model's modules costs a prefix compare per pattern, not a
+// regular-expression build. Matching follows vLLM: `re:` = Python re.match (anchored at the start only,
+// compressed-tensors); a pattern with `*` or `.` = glob full match where `*` is any run and every other
+// character is literal (ModelOpt); a bare word = substring ("lm_head").
+// Throws InputError (naming the pattern) when a `re:` pattern is not a valid regular expression.
+class ModuleNamePatterns {
+ public:
+  ModuleNamePatterns() = default;
+  explicit ModuleNamePatterns(const std::vector<std::string>& patterns);
+
+  // True when every name in `shard_names` matches one of the patterns (a fused module is excluded only
+  // when all its shards are). Names are full checkpoint prefixes without the `.weight` suffix.
+  [[nodiscard]] bool excludes_all(std::span<const std::string> shard_names) const;
+  [[nodiscard]] bool matches(std::string_view name) const;
+  [[nodiscard]] bool empty() const { return index_ == nullptr; }
+
+ private:
+  struct Index;
+  std::shared_ptr<const Index> index_;  // null when there are no patterns; shared, never modified
+};
+
+// True when every checkpoint shard name of a module matches one of `patterns` (ModuleNamePatterns,
+// prepared for this one call).
 bool is_excluded(const std::vector<std::string>& patterns, const std::vector<std::string>& shard_names);
 
 }  // namespace gpubudget

@@ -147,9 +147,14 @@ ModelSpec parse_model_config(const std::string& config_json, const std::string& 
     hf_quant.emplace(*hf_quant_json, hf_quant_source);
   }
 
-  detail::ParseContext context{root, text, nested ? "language_model." : "", model.dtype, {}};
+  detail::ParseContext context{root, text, nested ? "language_model." : "", model.dtype, {}, {}};
   context.quantization =
       detail::parse_quantization(root, nested ? &text : nullptr, hf_quant ? &*hf_quant : nullptr, model.dtype);
+  try {
+    context.excluded = ModuleNamePatterns(context.quantization.excluded_modules);
+  } catch (const InputError& e) {
+    throw InputError(fmt::format("{}: {}", context.quantization.source, e.what()));
+  }
   model.quantization = context.quantization;
 
   // The vocabulary: the wrapper's own value when present (Kimi-K2.5 reads the top level).

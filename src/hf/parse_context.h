@@ -25,6 +25,7 @@ struct ParseContext {
   std::string checkpoint_prefix;
   Dtype dtype = Dtype::kBFloat16;
   CheckpointQuantization quantization;
+  ModuleNamePatterns excluded;  // quantization.excluded_modules, prepared once
 
   // The stored format of a quantizable module whose checkpoint shards are `shard_names`
   // (without the checkpoint prefix): the checkpoint's format unless the module is excluded.

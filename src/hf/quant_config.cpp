@@ -58,18 +58,18 @@ QuantFormat ParseContext::format_for(const std::vector<std::string>& shard_names
   std::vector<std::string> full;
   full.reserve(shard_names.size());
   for (const auto& n : shard_names) full.push_back(checkpoint_prefix + n);
-  if (is_excluded(quantization.excluded_modules, full)) return unquantized();
+  if (excluded.excludes_all(full)) return unquantized();
   if (!quantization.per_module.empty()) return listed_format(quantization, full, false).value_or(unquantized());
   return quantization.format;
 }
 
 QuantFormat ParseContext::expert_format_for(const std::string& name) const {
   if (!quantization.per_module.empty()) {
-    if (is_excluded(quantization.excluded_modules, {checkpoint_prefix + name})) return unquantized();
+    if (excluded.matches(checkpoint_prefix + name)) return unquantized();
     return listed_format(quantization, {checkpoint_prefix + name}, true).value_or(unquantized());
   }
   if (quantization.experts_only) {
-    if (is_excluded(quantization.excluded_modules, {checkpoint_prefix + name})) return unquantized();
+    if (excluded.matches(checkpoint_prefix + name)) return unquantized();
     return quantization.format;
   }
   return format_for({name});

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "gpubudget/error.h"
+
 namespace gpubudget {
 namespace {
 
@@ -29,6 +31,25 @@ TEST(Exclusion, BareWordsAndRegexes) {
   // compressed-tensors `re:` follows Python's re.match: anchored at the start only.
   EXPECT_FALSE(is_excluded({"re:mlp"}, {"model.layers.0.mlp"}));
   EXPECT_TRUE(is_excluded({"re:model"}, {"model.layers.0.mlp"}));
+}
+
+TEST(Exclusion, GlobsWithAWildcardInTheMiddleStillMatchAfterThePrefixTest) {
+  // The prepared prefix is the text before the first '*': "model.layers." here.
+  const ModuleNamePatterns patterns({"model.layers.*.self_attn.o_proj", "model.embed_tokens"});
+  EXPECT_TRUE(patterns.matches("model.layers.17.self_attn.o_proj"));
+  EXPECT_FALSE(patterns.matches("model.layers.17.self_attn.o_proj_extra"));
+  EXPECT_FALSE(patterns.matches("mtp.layers.17.self_attn.o_proj"));
+  EXPECT_TRUE(patterns.matches("model.embed_tokens"));
+  EXPECT_FALSE(ModuleNamePatterns().matches("model.embed_tokens"));
+}
+
+TEST(Exclusion, AnUnreadableRegexIsBadInputNotASilentMiss) {
+  try {
+    const ModuleNamePatterns patterns({"re:model.layers.(0|1"});
+    FAIL() << "an unbalanced group was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("re:model.layers.(0|1"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
