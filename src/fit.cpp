@@ -150,7 +150,7 @@ FitResult fit(const ModelSpec& checkpoint, const GpuSpec& gpu, const Deployment&
 }
 
 FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpus, const Deployment& d,
-              const VllmProfile& profile) {
+              const VllmProfile& profile, WeightsMemo* weights_memo) {
   if (stage_gpus.empty() || (stage_gpus.size() != 1 && static_cast<std::int64_t>(stage_gpus.size()) != d.pipeline_parallel_size)) {
     throw InputError(fmt::format("--gpu: {} GPU presets for --pipeline-parallel-size {}; give one, or one per stage",
                                  stage_gpus.size(), d.pipeline_parallel_size));
@@ -163,6 +163,7 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
   // --dtype rebuilds the unquantized tensors in another dtype.
   const ModelSpec converted = d.dtype != "auto" ? model_for_dtype(checkpoint, d.dtype) : ModelSpec{};
   const ModelSpec& model = d.dtype != "auto" ? converted : checkpoint;
+  if (weights_memo != nullptr && (&weights_memo->model() != &model)) weights_memo = nullptr;
   FitResult r;
   r.gpu_memory_utilization = d.gpu_memory_utilization.value_or(profile.default_gpu_memory_utilization);
   if (!(r.gpu_memory_utilization > 0.0 && r.gpu_memory_utilization <= 1.0)) {
@@ -223,7 +224,7 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
     w.first_layer = layout.first_layer;
     w.end_layer = layout.end_layer;
     w.requested = requested;
-    w.weights = weights_per_gpu(model, layout);
+    w.weights = weights_memo != nullptr ? weights_memo->per_gpu(layout) : weights_per_gpu(model, layout);
     w.gpu = stage_gpu.name;
     w.overheads =
         estimate_overheads(model, layout, stage_gpu, profile, r.scheduler, d.enforce_eager, !d.skip_mm_profiling);

@@ -95,8 +95,11 @@ FitResult fit(const ModelSpec& model, const GpuSpec& gpu, const Deployment& depl
 // Heterogeneous pipelines: one GPU per pipeline stage (`stage_gpus.size()` == pipeline_parallel_size,
 // or 1 for all). The attention backend and scheduler defaults follow stage 0's GPU, as vLLM's engine
 // decides them once; each stage's budget uses its own GPU's memory.
+// `weights`, when given, is a memo bound to `model` that supplies each stage's weights (callers
+// evaluating many deployments of one model pass one; the result is the same). It is not used when
+// --dtype converts the model or when it is bound to another model.
 FitResult fit(const ModelSpec& model, const std::vector<GpuSpec>& stage_gpus, const Deployment& deployment,
-              const VllmProfile& profile);
+              const VllmProfile& profile, WeightsMemo* weights = nullptr);
 
 // vLLM's GiB rendering in its messages: "%.2f" or format_gib (round to 2 decimals, trailing zeros
 // dropped: "17.16", "12.3").

@@ -24,6 +24,7 @@ struct ParallelLayout {
   std::int64_t mxfp4_hidden_align = 1;
 
   [[nodiscard]] bool is_first_stage() const { return pp_rank == 0; }
+  bool operator==(const ParallelLayout&) const = default;
   [[nodiscard]] bool is_last_stage() const { return pp_rank == pp - 1; }
 };
 

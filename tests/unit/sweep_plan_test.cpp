@@ -1,6 +1,7 @@
 // sweep: one row per combination; plan: the smallest deployments, checked against fit() directly.
 #include <gtest/gtest.h>
 
+#include "gpubudget/error.h"
 #include "gpubudget/plan.h"
 #include "gpubudget/sweep.h"
 #include "test_support.h"
@@ -32,6 +33,70 @@ TEST(Sweep, IncidentWhatIfsAreEightRowsMatchingSingleFits) {
   EXPECT_EQ(rows[4].deployment.decode_context_parallel_size, 8);
   EXPECT_LT(rows[0].max_model_len, 262144);
   EXPECT_EQ(rows[4].max_model_len, 262144);
+}
+
+TEST(Sweep, RowsReusingWeightsAcrossSettingsEqualSingleFitsToTheByte) {
+  // The sweep computes each layout's weights once (WeightsMemo); every row must still be the single fit.
+  const ModelSpec m = test::bundled("Qwen/Qwen3-30B-A3B");
+  const auto profile = load_vllm_profile("", test::configs());
+  SweepAxes axes;
+  axes.gpus = {load_gpu_preset("h100", test::configs()), load_gpu_preset("l40s", test::configs())};
+  axes.tensor_parallel = {1, 2, 4};
+  axes.pipeline_parallel = {1, 2};
+  axes.decode_context_parallel = {1, 2};
+  axes.kv_cache_dtypes = {"auto", "fp8"};
+  axes.utilizations = {0.8, 0.95};
+  const auto rows = run_sweep(m, axes, Deployment{}, profile, 0);
+  ASSERT_EQ(rows.size(), 2u * 3 * 2 * 2 * 2 * 2);
+  std::size_t valid = 0;
+  for (const auto& row : rows) {
+    const GpuSpec& gpu = row.gpu == "h100" ? axes.gpus[0] : axes.gpus[1];
+    if (!row.valid) {
+      EXPECT_THROW((void)fit(m, gpu, row.deployment, profile), InputError) << row.error;
+      continue;
+    }
+    ++valid;
+    const FitResult single = fit(m, gpu, row.deployment, profile);
+    EXPECT_EQ(row.weights_per_gpu, single.binding_worker().weights.total);
+    EXPECT_EQ(row.kv_cache_per_gpu, single.binding_worker().kv_cache);
+    EXPECT_EQ(row.max_model_len, single.max_model_len);
+  }
+  EXPECT_GE(valid, rows.size() / 2);
+}
+
+TEST(WeightsMemoTest, OneEntryPerLayoutAndTheSameBytesAsWeightsPerGpu) {
+  const ModelSpec m = test::bundled("Qwen/Qwen3-30B-A3B");
+  Deployment d;
+  d.tensor_parallel_size = 2;
+  const ParallelLayout tp2 = make_parallel_layout(m, d, 0);
+  d.decode_context_parallel_size = 2;
+  const ParallelLayout tp2_dcp2 = make_parallel_layout(m, d, 0);
+  d = Deployment{};
+  d.tensor_parallel_size = 4;
+  const ParallelLayout tp4 = make_parallel_layout(m, d, 0);
+  WeightsMemo memo(m);
+  const WeightsBreakdown& a = memo.per_gpu(tp2);
+  EXPECT_EQ(&memo.per_gpu(tp2_dcp2), &a);  // DCP changes no weight
+  EXPECT_EQ(a.total, weights_per_gpu(m, tp2).total);
+  EXPECT_EQ(memo.per_gpu(tp4).total, weights_per_gpu(m, tp4).total);
+  EXPECT_NE(memo.per_gpu(tp4).total, a.total);
+}
+
+TEST(WeightsMemoTest, FitIgnoresAMemoOfAnotherModelOrAConvertedDtype) {
+  const ModelSpec qwen = test::bundled("Qwen/Qwen3-30B-A3B");
+  const ModelSpec llama = test::bundled("meta-llama/Llama-3.1-70B");
+  const auto profile = load_vllm_profile("", test::configs());
+  const GpuSpec h100 = load_gpu_preset("h100", test::configs());
+  Deployment d;
+  d.tensor_parallel_size = 4;
+  WeightsMemo memo(llama);
+  (void)memo.per_gpu(make_parallel_layout(llama, d, 0));
+  EXPECT_EQ(fit(qwen, {h100}, d, profile, &memo).binding_worker().weights.total,
+            fit(qwen, h100, d, profile).binding_worker().weights.total);
+  WeightsMemo own(qwen);
+  d.dtype = "float32";
+  EXPECT_EQ(fit(qwen, {h100}, d, profile, &own).binding_worker().weights.total,
+            fit(qwen, h100, d, profile).binding_worker().weights.total);
 }
 
 TEST(Sweep, RefusedCombinationsAreRowsWithTheReason) {
