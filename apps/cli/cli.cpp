@@ -234,6 +234,40 @@ std::string bash_completion(const CLI::App& app) {
   return out;
 }
 
+// The subcommand the command line names: its first word that is not a flag, `--config-dir`'s value
+// excepted; "" when there is none (top-level help). Words after `--` belong to a pasted vLLM command.
+std::string named_subcommand(const std::vector<std::string>& args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& word = args[i];
+    if (word == "--") break;
+    if (word == "--config-dir") {
+      ++i;
+      continue;
+    }
+    if (!word.empty() && word.front() != '-') return word;
+  }
+  return "";
+}
+
+void add_calibrate_options(CLI::App& calibrate, CalibrateOptions& options) {
+  calibrate.add_option("OBSERVATIONS", options.observations, "JSONL of vLLM startups (tests/data/observations)")
+      ->required();
+  calibrate.add_option("--profile", options.profile, "the profile to calibrate (configs/vllm/X.json)")->required();
+  calibrate.add_option("--aliases", options.aliases, "model_aliases.json (default: beside the observations)");
+  calibrate.add_option("-o,--output", options.output, "write the calibrated profile here (default: stdout)");
+}
+
+void add_diagnose_options(CLI::App& diagnose, DiagnoseOptions& options) {
+  diagnose.add_option("LOG", options.log, "vLLM log file, or - for standard input")->required();
+  diagnose.add_option("--model", options.model, "the model the log ran (directory or bundled id): predictions and remedies");
+  diagnose.add_option("--gpu", options.gpu, "GPU preset (default: inferred from the log's total capacity)");
+  diagnose.add_option("--vllm-version", options.vllm_version, "vLLM version (default: the log's)");
+  diagnose.add_option("--kv-cache-dtype", options.kv_cache_dtype, "the KV dtype the run used, if the log is silent");
+  diagnose.add_option("--emit-observation", options.emit_observation,
+                      "write the log's figures as one observations JSONL row to this file (- = stdout)");
+  diagnose.add_flag("--json", options.json, "one JSON document on stdout");
+}
+
 }  // namespace
 
 int run_cli(std::vector<std::string> args, std::ostream& out, std::ostream& err,
@@ -243,35 +277,29 @@ int run_cli(std::vector<std::string> args, std::ostream& out, std::ostream& err,
   std::string config_dir;
   app.add_option("--config-dir", config_dir, "directory with gpus/, vllm/, models/ (default: bundled)");
 
+  // Only the named subcommand's options are registered: building all of them is a third of a `fit`
+  // process's own CPU time. With no subcommand (top-level help) or for `completion`, all are.
+  const std::string named = named_subcommand(args);
+  const auto wants = [&named](std::string_view name) { return named.empty() || named == "completion" || named == name; };
+
   FitOptions fit_options;
   CLI::App* fit = app.add_subcommand("fit", "per-GPU budget and the largest --max-model-len that fits");
-  add_fit_options(*fit, fit_options);
+  if (wants("fit")) add_fit_options(*fit, fit_options);
   WeightsOptions weights_options;
   CLI::App* weights = app.add_subcommand("weights", "per-GPU weights by component, layer or tensor (+ safetensors headers)");
-  add_weights_options(*weights, weights_options);
+  if (wants("weights")) add_weights_options(*weights, weights_options);
   SweepOptions sweep_options;
   CLI::App* sweep = app.add_subcommand("sweep", "every combination of GPUs and settings: table, csv, json or svg");
-  add_sweep_options(*sweep, sweep_options);
+  if (wants("sweep")) add_sweep_options(*sweep, sweep_options);
   PlanOptions plan_options;
   CLI::App* plan = app.add_subcommand("plan", "smallest deployments for C concurrent requests of L tokens");
-  add_plan_options(*plan, plan_options);
+  if (wants("plan")) add_plan_options(*plan, plan_options);
   CalibrateOptions calibrate_options;
   CLI::App* calibrate = app.add_subcommand("calibrate", "fit a vLLM profile's overhead coefficients to real startups");
-  calibrate->add_option("OBSERVATIONS", calibrate_options.observations, "JSONL of vLLM startups (tests/data/observations)")
-      ->required();
-  calibrate->add_option("--profile", calibrate_options.profile, "the profile to calibrate (configs/vllm/X.json)")->required();
-  calibrate->add_option("--aliases", calibrate_options.aliases, "model_aliases.json (default: beside the observations)");
-  calibrate->add_option("-o,--output", calibrate_options.output, "write the calibrated profile here (default: stdout)");
+  if (wants("calibrate")) add_calibrate_options(*calibrate, calibrate_options);
   DiagnoseOptions diagnose_options;
   CLI::App* diagnose = app.add_subcommand("diagnose", "read a vLLM log: what went wrong, and what to launch instead");
-  diagnose->add_option("LOG", diagnose_options.log, "vLLM log file, or - for standard input")->required();
-  diagnose->add_option("--model", diagnose_options.model, "the model the log ran (directory or bundled id): predictions and remedies");
-  diagnose->add_option("--gpu", diagnose_options.gpu, "GPU preset (default: inferred from the log's total capacity)");
-  diagnose->add_option("--vllm-version", diagnose_options.vllm_version, "vLLM version (default: the log's)");
-  diagnose->add_option("--kv-cache-dtype", diagnose_options.kv_cache_dtype, "the KV dtype the run used, if the log is silent");
-  diagnose->add_option("--emit-observation", diagnose_options.emit_observation,
-                       "write the log's figures as one observations JSONL row to this file (- = stdout)");
-  diagnose->add_flag("--json", diagnose_options.json, "one JSON document on stdout");
+  if (wants("diagnose")) add_diagnose_options(*diagnose, diagnose_options);
   bool gpus_json = false;
   CLI::App* gpus = app.add_subcommand("gpus", "list GPU presets");
   gpus->add_flag("--json", gpus_json, "JSON array");
