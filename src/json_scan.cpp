@@ -2,6 +2,8 @@
 // (quote, backslash, control characters, non-ASCII); everything else is plain byte-by-byte grammar.
 #include "json_scan.h"
 
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -236,6 +238,7 @@ std::string_view JsonScanner::string(std::string& scratch) {
 // JSON's number grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
 void JsonScanner::number_text(bool& is_integer) {
   is_integer = true;
+  const std::size_t start = at_;
   const auto digits = [this] {
     const std::size_t from = at_;
     while (at_ < text_.size() && is_digit(text_[at_])) ++at_;
@@ -258,6 +261,12 @@ void JsonScanner::number_text(bool& is_integer) {
     ++at_;
     if (at_ < text_.size() && (text_[at_] == '+' || text_[at_] == '-')) ++at_;
     digits();
+  }
+  // Like the reference implementation (serde_json) and nlohmann, a number beyond a double's range is
+  // refused, wherever it is (1e400, or an integer of 400 digits).
+  if (!is_integer || at_ - start > 18) {
+    const std::string token(text_.substr(start, at_ - start));
+    if (!std::isfinite(std::strtod(token.c_str(), nullptr))) fail("a number out of range");
   }
 }
 

@@ -85,6 +85,7 @@ TEST(JsonScan, RefusesWhatIsNotJson) {
       "\"\xe2\x82\"",         "01",                   "1.",               "-",
       "1e",                   "tru",                  "nul",              "[1,]",
       "{\"a\":1,}",           "{\"a\" 1}",            "{1:2}",            "[",
+      "1e400",                "-2.5E+309",            std::string(400, '9'),
   };
   for (const auto& text : bad) {
     JsonScanner scan(text);
@@ -103,7 +104,7 @@ TEST(JsonScan, RefusesWhatIsNotJson) {
 }
 
 TEST(JsonScan, AcceptsEveryKindOfValueWhenSkipping) {
-  JsonScanner scan(R"({"a":[true,false,null,-0,0.5,-1.25e-3,1E+9,"\u00e9",{},[]],"b":{"c":"d"}})");
+  JsonScanner scan(R"({"a":[true,false,null,-0,0.5,-1.25e-3,1E+9,1e-400,123456789012345678901234567890,"\u00e9",{},[]],"b":{"c":"d"}})");
   scan.skip_value();
   EXPECT_TRUE(scan.at_end());
 }
