@@ -50,6 +50,8 @@ struct Diagnosis {
   std::vector<std::string> notes;
 };
 
+// Never throws on what the log says: settings the model cannot run with (a TP the heads do not divide)
+// become a note and the diagnosis continues from the log alone. `context.model` must outlive the call.
 Diagnosis diagnose_log(const VllmLogFacts& facts, const DiagnosisContext& context);
 
 // The log's figures as one row of tests/data/observations/vllm-runs.jsonl (one JSON object, no

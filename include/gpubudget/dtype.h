@@ -38,6 +38,7 @@ constexpr std::int64_t element_bytes(Dtype d) {
   return 0;
 }
 
+// vLLM's name of a dtype ("bfloat16", "float8_e4m3fn", ...); static storage.
 std::string_view dtype_name(Dtype d);
 
 // Parses a torch/HF dtype spelling ("bfloat16", "float16", "half", "float32", "float"...).

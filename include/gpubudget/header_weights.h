@@ -36,6 +36,9 @@ struct HeaderComparison {
   Bytes unmatched_bytes;
 };
 
+// Matches every header tensor to the unit whose checkpoint names hold it (canonical module names) and
+// compares bytes unit by unit; a differing unit's per-GPU bytes are scaled by header/config. Does not
+// throw; `units` come from weight_units(model, layout).
 HeaderComparison compare_with_headers(const std::vector<WeightUnit>& units, const CheckpointHeaders& headers);
 
 }  // namespace gpubudget

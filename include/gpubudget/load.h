@@ -32,7 +32,10 @@ ModelSpec load_model(const std::string& model, const ConfigDir& configs);
 ModelSpec parse_model_config(const std::string& config_json, const std::string& hf_quant_config_json,
                              const std::string& source);
 
+// `<root>/gpus/<name>.json` (docs/gpus.md). InputError for an unknown name (listing the presets) or a
+// malformed preset.
 GpuSpec load_gpu_preset(const std::string& name, const ConfigDir& configs);
+// Every preset, by name. InputError when one is malformed.
 std::vector<GpuSpec> list_gpu_presets(const ConfigDir& configs);
 // A GPU that is no preset: `memory` bytes, CUDA, unknown compute capability.
 GpuSpec custom_gpu(Bytes memory);
@@ -42,6 +45,7 @@ GpuSpec custom_gpu(Bytes memory);
 VllmProfile load_vllm_profile(const std::string& version, const ConfigDir& configs);
 // A profile file given by path (`fit --profile`, e.g. the output of `gpubudget calibrate`).
 VllmProfile load_vllm_profile_file(const std::string& path);
+// The versions of the profiles in `<root>/vllm`, oldest first ("0.11", "0.13", ...).
 std::vector<std::string> list_vllm_profiles(const ConfigDir& configs);
 
 }  // namespace gpubudget

@@ -31,6 +31,7 @@ enum class Component {
   kBuffers,      // persistent runtime buffers allocated with the model (rotary cos/sin caches)
 };
 
+// The component's name in reports and JSON ("routed_experts", "lm_head", ...); static storage.
 std::string_view component_name(Component c);
 
 // How vLLM shards a linear layer over the tensor-parallel group (docs/methodology.md §Sharding).

@@ -33,12 +33,14 @@ struct PlanAnswer {
 // True when `deployment` on `gpu` starts and holds `request.concurrency` requests of
 // `request.max_model_len` tokens (fit() fits, vLLM would start, concurrency >= C). `used` receives
 // the deployment evaluated (max_model_len = L; max_num_seqs raised to C when vLLM's default is lower).
+// A deployment vLLM would refuse returns false (never throws).
 bool serves(const ModelSpec& model, const GpuSpec& gpu, const Deployment& deployment, const VllmProfile& profile,
             const PlanRequest& request, FitResult* result = nullptr, Deployment* used = nullptr);
 
 // For each GPU, the layout with the fewest GPUs that serves the request (ties: fewer pipeline
 // stages). Answers are ordered cheapest first: found before not found, then by GPU count, then by
-// total GPU memory.
+// total GPU memory. Layouts vLLM would refuse are skipped, not thrown; a GPU where nothing up to TP
+// max(tensor_parallel) × PP max_pipeline works is an answer with `found` false and `why_not`.
 std::vector<PlanAnswer> plan_deployments(const ModelSpec& model, const std::vector<GpuSpec>& gpus,
                                          const Deployment& base, const VllmProfile& profile,
                                          const PlanRequest& request);

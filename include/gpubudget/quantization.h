@@ -48,6 +48,7 @@ struct QuantFormat {
   friend bool operator==(const QuantFormat&, const QuantFormat&) = default;
 };
 
+// A short human description ("nvfp4 group 16", "fp8 block 128x128") for reports.
 std::string describe(const QuantFormat& format);
 
 // The checkpoint's quantization as declared by `quantization_config` (config.json) or

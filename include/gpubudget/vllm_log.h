@@ -27,6 +27,7 @@ enum class StartupOutcome {
   kFailedOutOfMemory,   // torch.OutOfMemoryError / "CUDA out of memory"
   kFailedOther,         // an engine-core failure that is none of the above
 };
+// The outcome's name in JSON ("failed_kv_check", ...); static storage.
 const char* outcome_name(StartupOutcome o);
 
 struct LoggedOutOfMemory {
@@ -72,7 +73,8 @@ struct VllmLogFacts {
   StartupOutcome outcome = StartupOutcome::kUnknown;
 };
 
-// Reads a whole log. `source` names it in messages.
+// Reads a whole log, one line in memory at a time. `source` names it in messages. Does not throw on
+// content; a stream that fails mid-way ends the read (the facts so far are returned).
 VllmLogFacts read_vllm_log(std::istream& in, const std::string& source);
 
 // One line without ANSI escapes, worker prefix, level, timestamp and "[file.py:123]" location.
