@@ -121,9 +121,10 @@ void check_max_model_len(const ModelSpec& model, std::int64_t requested) {
   }
 }
 
-ParallelLayout make_worker_layout(const ModelSpec& model, const GpuSpec& gpu, const Deployment& deployment,
-                                  const VllmProfile& profile, std::int64_t pp_rank) {
-  ParallelLayout layout = make_parallel_layout(model, deployment, pp_rank);
+namespace {
+
+// The MXFP4 MoE padding of the profile's backend for the GPU's compute capability.
+ParallelLayout with_mxfp4_padding(ParallelLayout layout, const GpuSpec& gpu, const VllmProfile& profile) {
   for (const auto& mx : profile.mxfp4_moe_backends) {
     const auto& ccs = mx.compute_capability_majors;
     if (std::find(ccs.begin(), ccs.end(), gpu.compute_capability_major) != ccs.end()) {
@@ -133,6 +134,40 @@ ParallelLayout make_worker_layout(const ModelSpec& model, const GpuSpec& gpu, co
     }
   }
   return layout;
+}
+
+}  // namespace
+
+ParallelLayout make_worker_layout(const ModelSpec& model, const GpuSpec& gpu, const Deployment& deployment,
+                                  const VllmProfile& profile, std::int64_t pp_rank) {
+  return with_mxfp4_padding(make_parallel_layout(model, deployment, pp_rank), gpu, profile);
+}
+
+const ParallelLayout& FitMemo::layout(const Deployment& d, std::int64_t pp_rank) {
+  LayoutKey key{d.tensor_parallel_size,       d.pipeline_parallel_size, d.data_parallel_size,
+                d.decode_context_parallel_size, d.num_redundant_experts,  pp_rank,
+                d.enable_expert_parallel,       d.pp_layer_partition};
+  auto [it, added] = layouts_.try_emplace(std::move(key));
+  LayoutEntry& entry = it->second;
+  if (added) {
+    try {
+      entry.layout = make_parallel_layout(*model_, d, pp_rank);
+    } catch (const InputError& e) {
+      entry.error = e.what();
+    }
+  }
+  if (!entry.layout) throw InputError(entry.error);
+  return *entry.layout;
+}
+
+const WeightsBreakdown& FitMemo::weights(const ParallelLayout& layout) {
+  ParallelLayout key = layout;
+  key.dcp = 1;  // no weight depends on it
+  for (const auto& [have, weights] : weights_) {
+    if (have == key) return *weights;
+  }
+  weights_.emplace_back(key, std::make_unique<const WeightsBreakdown>(weights_per_gpu(*model_, layout)));
+  return *weights_.back().second;
 }
 
 ModelSpec model_for_dtype(const ModelSpec& checkpoint, const std::string& dtype) {
@@ -150,7 +185,7 @@ FitResult fit(const ModelSpec& checkpoint, const GpuSpec& gpu, const Deployment&
 }
 
 FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpus, const Deployment& d,
-              const VllmProfile& profile, WeightsMemo* weights_memo) {
+              const VllmProfile& profile, FitMemo* memo) {
   if (stage_gpus.empty() || (stage_gpus.size() != 1 && static_cast<std::int64_t>(stage_gpus.size()) != d.pipeline_parallel_size)) {
     throw InputError(fmt::format("--gpu: {} GPU presets for --pipeline-parallel-size {}; give one, or one per stage",
                                  stage_gpus.size(), d.pipeline_parallel_size));
@@ -163,7 +198,7 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
   // --dtype rebuilds the unquantized tensors in another dtype.
   const ModelSpec converted = d.dtype != "auto" ? model_for_dtype(checkpoint, d.dtype) : ModelSpec{};
   const ModelSpec& model = d.dtype != "auto" ? converted : checkpoint;
-  if (weights_memo != nullptr && (&weights_memo->model() != &model)) weights_memo = nullptr;
+  if (memo != nullptr && &memo->model() != &model) memo = nullptr;
   FitResult r;
   r.gpu_memory_utilization = d.gpu_memory_utilization.value_or(profile.default_gpu_memory_utilization);
   if (!(r.gpu_memory_utilization > 0.0 && r.gpu_memory_utilization <= 1.0)) {
@@ -218,13 +253,14 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
     }
     const Bytes requested(static_cast<std::int64_t>(
         std::ceil(static_cast<double>(stage_gpu.memory.count()) * r.gpu_memory_utilization)));
-    const ParallelLayout layout = make_worker_layout(model, stage_gpu, d, profile, stage);
+    const ParallelLayout layout = memo != nullptr ? with_mxfp4_padding(memo->layout(d, stage), stage_gpu, profile)
+                                                  : make_worker_layout(model, stage_gpu, d, profile, stage);
     WorkerBudget w;
     w.pp_rank = stage;
     w.first_layer = layout.first_layer;
     w.end_layer = layout.end_layer;
     w.requested = requested;
-    w.weights = weights_memo != nullptr ? weights_memo->per_gpu(layout) : weights_per_gpu(model, layout);
+    w.weights = memo != nullptr ? memo->weights(layout) : weights_per_gpu(model, layout);
     w.gpu = stage_gpu.name;
     w.overheads =
         estimate_overheads(model, layout, stage_gpu, profile, r.scheduler, d.enforce_eager, !d.skip_mm_profiling);
@@ -287,9 +323,20 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
   // The worker vLLM would fail on first: the binding one.
   r.vllm_error = vllm_error_text(r, bw, profile.messages);
 
-  // Explanations, binding worker.
+  return r;
+}
+
+std::vector<Explanation> explain_fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpus,
+                                     const Deployment& d, const VllmProfile& profile, const FitResult& r) {
+  const auto gpu_of = [&](std::int64_t stage) -> const GpuSpec& {
+    return stage_gpus.size() == 1 ? stage_gpus.front() : stage_gpus.at(static_cast<std::size_t>(stage));
+  };
+  const GpuSpec& gpu = stage_gpus.at(0);
+  const ModelSpec converted = d.dtype != "auto" ? model_for_dtype(checkpoint, d.dtype) : ModelSpec{};
+  const ModelSpec& model = d.dtype != "auto" ? converted : checkpoint;
+  const WorkerBudget& bw = r.binding_worker();
   const auto& o = bw.overheads;
-  r.explanations = {
+  std::vector<Explanation> out = {
       {"requested", fmt::format("ceil(total {} B x gpu_memory_utilization {})", gpu_of(bw.pp_rank).memory.count(),
                                 r.gpu_memory_utilization),
        fmt::format("{} B = {}", bw.requested.count(), gib_text(bw.requested))},
@@ -341,7 +388,7 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
       {"max_model_len", "binary search on [1, judged length] for needed(M) <= kv_cache (estimate_max_model_len)",
        std::to_string(r.max_model_len)},
   };
-  return r;
+  return out;
 }
 
 }  // namespace gpubudget

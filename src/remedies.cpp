@@ -30,14 +30,14 @@ std::vector<Remedy> find_remedies(const ModelSpec& model, const std::vector<GpuS
                                   const Deployment& deployment, const VllmProfile& profile, const FitResult& base) {
   const std::int64_t target = base.judged_max_model_len;
   std::vector<Remedy> out;
-  WeightsMemo weights(model);  // most candidates keep the layout
+  FitMemo memo(model);  // most candidates keep the layout
   auto attempt = [&](const std::string& change, std::vector<std::string> flags,
                      const std::function<void(Deployment&)>& modify, const std::vector<GpuSpec>& gpus,
                      const std::string& extra_caveat = "") {
     Deployment d = deployment;
     modify(d);
     try {
-      const FitResult r = fit(model, gpus, d, profile, &weights);
+      const FitResult r = fit(model, gpus, d, profile, &memo);
       Remedy remedy{change, std::move(flags), r.max_model_len, r.fits, startup_caveat(r), false};
       remedy.blocked = !remedy.caveat.empty();
       if (remedy.caveat.empty()) remedy.caveat = extra_caveat;

@@ -9,7 +9,7 @@ std::vector<SweepRow> run_sweep(const ModelSpec& model, const SweepAxes& axes, c
                                 const VllmProfile& profile, std::int64_t target_len) {
   if (axes.gpus.empty()) throw InputError("sweep: at least one GPU");
   std::vector<SweepRow> rows;
-  WeightsMemo weights(model);
+  FitMemo memo(model);
   for (const auto& gpu : axes.gpus) {
     for (const auto tp : axes.tensor_parallel) {
       for (const auto pp : axes.pipeline_parallel) {
@@ -29,7 +29,7 @@ std::vector<SweepRow> run_sweep(const ModelSpec& model, const SweepAxes& axes, c
                 if (seqs) d.max_num_seqs = seqs;
                 d.max_model_len.reset();  // judge the model's maximum: the largest length is capped by it
                 try {
-                  const FitResult r = fit(model, {gpu}, d, profile, &weights);
+                  const FitResult r = fit(model, {gpu}, d, profile, &memo);
                   const WorkerBudget& w = r.binding_worker();
                   row.valid = true;
                   row.kv_cache_dtype = r.kv_cache_dtype.name;

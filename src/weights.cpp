@@ -164,16 +164,6 @@ WeightsBreakdown weights_per_gpu(const ModelSpec& model, const ParallelLayout& l
   return out;
 }
 
-const WeightsBreakdown& WeightsMemo::per_gpu(const ParallelLayout& layout) {
-  ParallelLayout key = layout;
-  key.dcp = 1;
-  for (const auto& [have, weights] : entries_) {
-    if (have == key) return *weights;
-  }
-  entries_.emplace_back(key, std::make_unique<const WeightsBreakdown>(weights_per_gpu(*model_, layout)));
-  return *entries_.back().second;
-}
-
 namespace {
 
 // One matrix [n, k] as a checkpoint stores it.

@@ -8,7 +8,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -74,9 +77,38 @@ struct FitResult {
   // What vLLM would raise for this deployment ("" when it starts), in the chosen version's words.
   std::string vllm_error;
   std::vector<std::string> warnings;
-  std::vector<Explanation> explanations;
 
   [[nodiscard]] const WorkerBudget& binding_worker() const { return workers[binding]; }
+};
+
+// What fit() can reuse across many deployments of one model (sweep, plan, remedies, a planner's own
+// loop): each distinct parallel layout, checked once, and its weights, computed once. A layout depends
+// only on TP, PP, DP, DCP, expert parallelism, redundant experts, the PP partition and the stage; the
+// weights on the layout without DCP. Bound to `model`, which must outlive it; not thread-safe.
+class FitMemo {
+ public:
+  explicit FitMemo(const ModelSpec& model) : model_(&model) {}
+  // make_parallel_layout(model(), deployment, pp_rank); a refused combination throws the same
+  // InputError each time it is asked for. The reference stays valid for the memo's lifetime.
+  const ParallelLayout& layout(const Deployment& deployment, std::int64_t pp_rank);
+  // weights_per_gpu(model(), layout). The reference stays valid for the memo's lifetime.
+  const WeightsBreakdown& weights(const ParallelLayout& layout);
+  [[nodiscard]] const ModelSpec& model() const { return *model_; }
+
+ private:
+  struct LayoutKey {
+    std::int64_t tp, pp, dp, dcp, redundant_experts, pp_rank;
+    bool expert_parallel;
+    std::vector<std::int64_t> pp_partition;
+    auto operator<=>(const LayoutKey&) const = default;
+  };
+  struct LayoutEntry {
+    std::optional<ParallelLayout> layout;
+    std::string error;  // the InputError's message when vLLM refuses the layout
+  };
+  const ModelSpec* model_;
+  std::map<LayoutKey, LayoutEntry> layouts_;
+  std::vector<std::pair<ParallelLayout, std::unique_ptr<const WeightsBreakdown>>> weights_;
 };
 
 // The layout of pipeline stage `pp_rank` as vLLM builds it on `gpu`: make_parallel_layout plus the
@@ -95,11 +127,18 @@ FitResult fit(const ModelSpec& model, const GpuSpec& gpu, const Deployment& depl
 // Heterogeneous pipelines: one GPU per pipeline stage (`stage_gpus.size()` == pipeline_parallel_size,
 // or 1 for all). The attention backend and scheduler defaults follow stage 0's GPU, as vLLM's engine
 // decides them once; each stage's budget uses its own GPU's memory.
-// `weights`, when given, is a memo bound to `model` that supplies each stage's weights (callers
+// `memo`, when given, is bound to `model` and supplies each stage's layout and weights (callers
 // evaluating many deployments of one model pass one; the result is the same). It is not used when
 // --dtype converts the model or when it is bound to another model.
 FitResult fit(const ModelSpec& model, const std::vector<GpuSpec>& stage_gpus, const Deployment& deployment,
-              const VllmProfile& profile, WeightsMemo* weights = nullptr);
+              const VllmProfile& profile, FitMemo* memo = nullptr);
+
+// The formula and inputs behind each figure of the binding worker (`fit --explain`), in the order the
+// budget is built. `result` is fit(model, stage_gpus, deployment, profile) (same arguments). Kept out of
+// fit(): formatting the text costs more than computing the budget. Throws what fit() throws.
+std::vector<Explanation> explain_fit(const ModelSpec& model, const std::vector<GpuSpec>& stage_gpus,
+                                     const Deployment& deployment, const VllmProfile& profile,
+                                     const FitResult& result);
 
 // vLLM's GiB rendering in its messages: "%.2f" or format_gib (round to 2 decimals, trailing zeros
 // dropped: "17.16", "12.3").

@@ -10,7 +10,7 @@
 // Conventions on every declaration: sizes are `Bytes` (exact bytes, GiB = 2^30 only in printed text);
 // lengths are tokens; functions take inputs by const reference and return values; loaders and fit()
 // throw InputError (error.h) naming the file, field or flag and the value; nothing else throws except
-// std::bad_alloc. Functions are thread-safe on distinct or const arguments; a WeightsMemo is not shared
+// std::bad_alloc. Functions are thread-safe on distinct or const arguments; a FitMemo is not shared
 // between threads. docs/api.md has the whole surface and its stability promise.
 #pragma once
 

@@ -5,8 +5,6 @@
 // residual of runtime buffers that the checkpoint does not describe.
 #pragma once
 
-#include <memory>
-#include <utility>
 #include <vector>
 
 #include "gpubudget/bytes.h"
@@ -43,22 +41,5 @@ Bytes checkpoint_bytes(const ModelSpec& model);
 
 // Everything the worker holds. Does not throw (the layout was validated by make_parallel_layout).
 WeightsBreakdown weights_per_gpu(const ModelSpec& model, const ParallelLayout& layout);
-
-// weights_per_gpu of one model for many layouts, each layout computed once: for callers that evaluate
-// many deployments of one model (sweep, plan, remedies), where the KV dtype, utilization or decode
-// context parallel size change and the layout does not. Layouts differing only in `dcp` share an entry
-// (no weight depends on it). Bound to `model`, which must outlive it; not thread-safe.
-class WeightsMemo {
- public:
-  explicit WeightsMemo(const ModelSpec& model) : model_(&model) {}
-  // weights_per_gpu(model(), layout), computed on the first request for the layout. The reference
-  // stays valid until the memo is destroyed.
-  const WeightsBreakdown& per_gpu(const ParallelLayout& layout);
-  [[nodiscard]] const ModelSpec& model() const { return *model_; }
-
- private:
-  const ModelSpec* model_;
-  std::vector<std::pair<ParallelLayout, std::unique_ptr<const WeightsBreakdown>>> entries_;
-};
 
 }  // namespace gpubudget

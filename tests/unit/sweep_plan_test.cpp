@@ -36,7 +36,7 @@ TEST(Sweep, IncidentWhatIfsAreEightRowsMatchingSingleFits) {
 }
 
 TEST(Sweep, RowsReusingWeightsAcrossSettingsEqualSingleFitsToTheByte) {
-  // The sweep computes each layout's weights once (WeightsMemo); every row must still be the single fit.
+  // The sweep checks each layout and computes its weights once (FitMemo); every row must still be the single fit.
   const ModelSpec m = test::bundled("Qwen/Qwen3-30B-A3B");
   const auto profile = load_vllm_profile("", test::configs());
   SweepAxes axes;
@@ -64,36 +64,62 @@ TEST(Sweep, RowsReusingWeightsAcrossSettingsEqualSingleFitsToTheByte) {
   EXPECT_GE(valid, rows.size() / 2);
 }
 
-TEST(WeightsMemoTest, OneEntryPerLayoutAndTheSameBytesAsWeightsPerGpu) {
+TEST(FitMemoTest, OneEntryPerLayoutAndTheSameAnswersAsWithoutIt) {
   const ModelSpec m = test::bundled("Qwen/Qwen3-30B-A3B");
+  FitMemo memo(m);
   Deployment d;
   d.tensor_parallel_size = 2;
-  const ParallelLayout tp2 = make_parallel_layout(m, d, 0);
+  const ParallelLayout& tp2 = memo.layout(d, 0);
+  EXPECT_EQ(tp2, make_parallel_layout(m, d, 0));
+  d.kv_cache_dtype = "fp8";  // not a layout setting: the same entry
+  EXPECT_EQ(&memo.layout(d, 0), &tp2);
   d.decode_context_parallel_size = 2;
-  const ParallelLayout tp2_dcp2 = make_parallel_layout(m, d, 0);
+  const ParallelLayout& tp2_dcp2 = memo.layout(d, 0);
+  EXPECT_NE(&tp2_dcp2, &tp2);
+  EXPECT_EQ(tp2_dcp2.dcp, 2);
+  const WeightsBreakdown& a = memo.weights(tp2);
+  EXPECT_EQ(&memo.weights(tp2_dcp2), &a);  // DCP changes no weight
+  EXPECT_EQ(a.total, weights_per_gpu(m, tp2).total);
   d = Deployment{};
   d.tensor_parallel_size = 4;
-  const ParallelLayout tp4 = make_parallel_layout(m, d, 0);
-  WeightsMemo memo(m);
-  const WeightsBreakdown& a = memo.per_gpu(tp2);
-  EXPECT_EQ(&memo.per_gpu(tp2_dcp2), &a);  // DCP changes no weight
-  EXPECT_EQ(a.total, weights_per_gpu(m, tp2).total);
-  EXPECT_EQ(memo.per_gpu(tp4).total, weights_per_gpu(m, tp4).total);
-  EXPECT_NE(memo.per_gpu(tp4).total, a.total);
+  EXPECT_EQ(memo.weights(memo.layout(d, 0)).total, weights_per_gpu(m, make_parallel_layout(m, d, 0)).total);
+  EXPECT_NE(memo.weights(memo.layout(d, 0)).total, a.total);
 }
 
-TEST(WeightsMemoTest, FitIgnoresAMemoOfAnotherModelOrAConvertedDtype) {
+TEST(FitMemoTest, ARefusedLayoutThrowsTheSameErrorEveryTime) {
+  const ModelSpec m = test::bundled("meta-llama/Llama-3.1-70B");
+  FitMemo memo(m);
+  Deployment d;
+  d.tensor_parallel_size = 3;
+  std::string first;
+  try {
+    (void)make_parallel_layout(m, d, 0);
+  } catch (const InputError& e) {
+    first = e.what();
+  }
+  ASSERT_FALSE(first.empty());
+  for (int i = 0; i < 2; ++i) {
+    try {
+      (void)memo.layout(d, 0);
+      ADD_FAILURE() << "TP 3 accepted";
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.what(), first);
+    }
+  }
+}
+
+TEST(FitMemoTest, FitIgnoresAMemoOfAnotherModelOrAConvertedDtype) {
   const ModelSpec qwen = test::bundled("Qwen/Qwen3-30B-A3B");
   const ModelSpec llama = test::bundled("meta-llama/Llama-3.1-70B");
   const auto profile = load_vllm_profile("", test::configs());
   const GpuSpec h100 = load_gpu_preset("h100", test::configs());
   Deployment d;
   d.tensor_parallel_size = 4;
-  WeightsMemo memo(llama);
-  (void)memo.per_gpu(make_parallel_layout(llama, d, 0));
+  FitMemo memo(llama);
+  (void)memo.weights(memo.layout(d, 0));
   EXPECT_EQ(fit(qwen, {h100}, d, profile, &memo).binding_worker().weights.total,
             fit(qwen, h100, d, profile).binding_worker().weights.total);
-  WeightsMemo own(qwen);
+  FitMemo own(qwen);
   d.dtype = "float32";
   EXPECT_EQ(fit(qwen, {h100}, d, profile, &own).binding_worker().weights.total,
             fit(qwen, h100, d, profile).binding_worker().weights.total);
