@@ -149,7 +149,9 @@ int run_fit(const FitOptions& o, const ConfigDir& configs, std::ostream& out, st
   } else if (o.json) {
     write_fit_json(context, result, out);
   } else {
-    write_fit_text(context, result, o.explain, out);
+    write_fit_text(context, result, o.explain ? explain_fit(f.model, f.gpus, d, f.profile, result)
+                                              : std::vector<Explanation>{},
+                   out);
   }
   for (const auto& w : result.warnings) err << "warning: " << w << "\n";
   warn_if_headers_differ(f.model, f.gpus.front(), d, f.profile, err);

@@ -162,7 +162,8 @@ void write_fit_json(const ReportContext& c, const FitResult& r, std::ostream& ou
   out << j.dump(2) << "\n";
 }
 
-void write_fit_text(const ReportContext& c, const FitResult& r, bool explain, std::ostream& out) {
+void write_fit_text(const ReportContext& c, const FitResult& r, const std::vector<Explanation>& explanations,
+                    std::ostream& out) {
   const WorkerBudget& w = r.binding_worker();
   const auto& d = c.deployment;
   std::string gpus = fmt::format("{} x {} ({})", d.tensor_parallel_size * d.pipeline_parallel_size * d.data_parallel_size,
@@ -232,9 +233,9 @@ void write_fit_text(const ReportContext& c, const FitResult& r, bool explain, st
       if (!rem.caveat.empty()) out << fmt::format("      caveat: {}\n", rem.caveat);
     }
   }
-  if (explain) {
+  if (!explanations.empty()) {
     out << "\nHow each figure was computed (binding worker):\n";
-    for (const auto& e : r.explanations) {
+    for (const auto& e : explanations) {
       out << fmt::format("  {:<20} {}\n  {:<20} = {}\n", e.figure, e.formula, "", e.value);
     }
   }

@@ -19,6 +19,8 @@ struct ReportContext {
 };
 
 void write_fit_json(const ReportContext& context, const FitResult& result, std::ostream& out);
-void write_fit_text(const ReportContext& context, const FitResult& result, bool explain, std::ostream& out);
+// `explanations` (explain_fit) are printed after the report when not empty (`--explain`).
+void write_fit_text(const ReportContext& context, const FitResult& result,
+                    const std::vector<Explanation>& explanations, std::ostream& out);
 
 }  // namespace gpubudget::cli

@@ -30,6 +30,25 @@ TEST(Fit, RequestedIsTheCeilingOfTotalTimesUtilization) {
   EXPECT_EQ(r.binding_worker().requested.count(), 91'775'670'682LL);
 }
 
+TEST(Fit, ExplanationsRestateTheIncidentsFiguresWithTheirInputs) {
+  Incident in;
+  Deployment d = in.deployment();
+  d.kv_cache_dtype = "bfloat16";
+  const FitResult r = fit(in.model, in.gpu, d, in.profile);
+  const auto explanations = explain_fit(in.model, {in.gpu}, d, in.profile, r);
+  const auto value_of = [&](const std::string& figure) {
+    for (const auto& e : explanations) {
+      if (e.figure == figure) return e.value;
+    }
+    return std::string("(missing)");
+  };
+  EXPECT_EQ(value_of("requested"), "91775670682 B = 85.47 GiB");
+  EXPECT_EQ(value_of("kv_bytes_per_token"), "70272 B");           // 61 x (512 + 64) x 2
+  EXPECT_EQ(value_of("needed"), "18421383168 B = 17.16 GiB");     // 16384 blocks x 18432 B x 61
+  EXPECT_EQ(value_of("max_model_len"), std::to_string(r.max_model_len));
+  EXPECT_EQ(value_of("num_blocks"), std::to_string(r.num_blocks));
+}
+
 TEST(Fit, IncidentBf16DoesNotFitTheDefaultContext) {
   Incident in;
   Deployment d = in.deployment();
