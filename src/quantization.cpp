@@ -3,7 +3,7 @@
 // GCC 12 reports a false maybe-uninitialized inside <regex> under -O2 with sanitizers.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <map>
+#include <unordered_map>
 #include <regex>
 #include <set>
 
@@ -77,7 +77,11 @@ struct Prepared {
 // which every name they match starts with: a name is tried only against the globs filed under one of
 // its own prefixes, so a list of one pattern per layer costs a few lookups, not one compare per layer.
 struct ModuleNamePatterns::Index {
-  std::map<std::string, std::vector<Prepared>, std::less<>> globs_by_prefix;
+  struct Hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, std::vector<Prepared>, Hash, std::equal_to<>> globs_by_prefix;
   std::set<std::size_t> prefix_lengths;
   std::vector<Prepared> others;  // regexes and bare words, tried in turn
 };

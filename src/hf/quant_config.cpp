@@ -55,6 +55,16 @@ std::optional<QuantFormat> listed_format(const CheckpointQuantization& q, const 
 
 QuantFormat ParseContext::format_for(const std::vector<std::string>& shard_names) const {
   if (quantization.method.empty() || quantization.experts_only) return unquantized();
+  if (quantization.per_module.empty()) {
+    // Excluded only when every shard is; one buffer holds each shard's checkpoint name in turn.
+    if (excluded.empty() || shard_names.empty()) return quantization.format;
+    std::string full;
+    for (const auto& n : shard_names) {
+      full.assign(checkpoint_prefix).append(n);
+      if (!excluded.matches(full)) return quantization.format;
+    }
+    return unquantized();
+  }
   std::vector<std::string> full;
   full.reserve(shard_names.size());
   for (const auto& n : shard_names) full.push_back(checkpoint_prefix + n);
