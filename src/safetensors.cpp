@@ -6,8 +6,6 @@
 #include <atomic>
 #include <exception>
 #include <filesystem>
-#include <fstream>
-#include <map>
 #include <set>
 #include <thread>
 #include <unordered_map>
@@ -226,7 +224,9 @@ class ReadOnlyFile {
     for (;;) {
       const ssize_t got = ::pread(fd_, out, capacity, static_cast<off_t>(offset));
       if (got >= 0) return static_cast<std::size_t>(got);
-      if (errno != EINTR) fail(path_, fmt::format("cannot read at byte {} ({})", offset, std::strerror(errno)));
+      if (errno != EINTR) {
+        throw InputError(fmt::format("{}: cannot read at byte {} ({})", path_, offset, std::strerror(errno)));
+      }
     }
   }
   // Reads exactly `bytes` bytes at `offset` into `out`; `what` names them in the error.
