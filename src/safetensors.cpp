@@ -251,7 +251,7 @@ class ReadOnlyFile {
 // Buffers above kKeptBufferBytes are not kept.
 class HeaderBuffer {
  public:
-  static constexpr std::size_t kKeptBufferBytes = 16u << 20;
+  static constexpr std::size_t kKeptBufferBytes = 4u << 20;  // real shards: 0.3-2 MB of header
   char* get(std::size_t bytes) {
     if (bytes > kKeptBufferBytes) {
       large_.reset(new char[bytes]);
