@@ -1,6 +1,8 @@
 #include "json_reader.h"
 
+#include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <system_error>
@@ -9,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "gpubudget/error.h"
+#include "json_scan.h"
 
 namespace gpubudget::detail {
 
@@ -50,16 +53,75 @@ std::string replace_python_number_tokens(const std::string& text) {
 
 }  // namespace
 
+namespace {
+
+// A number as nlohmann's own parser stores it: an integer without sign as unsigned, with a sign as
+// signed, anything else (a fraction, an exponent, an integer beyond 64 bits) as a double.
+nlohmann::json number_value(std::string_view token) {
+  const char* const first = token.data();
+  const char* const last = first + token.size();
+  if (token.find_first_of(".eE") == std::string_view::npos) {
+    if (token.front() == '-') {
+      std::int64_t value = 0;
+      if (std::from_chars(first, last, value).ec == std::errc()) return value;
+    } else {
+      std::uint64_t value = 0;
+      if (std::from_chars(first, last, value).ec == std::errc()) return value;
+    }
+  }
+  return std::strtod(std::string(token).c_str(), nullptr);  // finite: the scanner refuses the rest
+}
+
+// One JSON value read by the strict scanner into a document tree. Duplicate keys keep the last value,
+// as nlohmann::json::parse does.
+nlohmann::json read_value(JsonScanner& in, std::string& scratch, int depth) {
+  if (depth > kMaxJsonDepth) in.fail(fmt::format("nested deeper than {} levels", kMaxJsonDepth));
+  switch (in.peek()) {
+    case '{': {
+      nlohmann::json object = nlohmann::json::object();
+      in.object([&](std::string_view key) {
+        std::string name(key);
+        nlohmann::json value = read_value(in, scratch, depth + 1);
+        object[std::move(name)] = std::move(value);
+      });
+      return object;
+    }
+    case '[': {
+      nlohmann::json array = nlohmann::json::array();
+      in.array([&] { array.push_back(read_value(in, scratch, depth + 1)); });
+      return array;
+    }
+    case '"': return std::string(in.string(scratch));
+    case 't':
+    case 'f': return in.boolean();
+    case 'n': in.null(); return nullptr;
+    default: {
+      const char c = in.peek();
+      if (c != '-' && (c < '0' || c > '9')) in.fail("expected a value");
+      return number_value(in.number_token());
+    }
+  }
+}
+
+nlohmann::json read_document(std::string_view text) {
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // a UTF-8 byte order mark, as nlohmann skips it
+  JsonScanner in(text);
+  std::string scratch;
+  nlohmann::json value = read_value(in, scratch, 0);
+  if (!in.at_end()) in.fail("text after the JSON value");
+  return value;
+}
+
+}  // namespace
+
 nlohmann::json parse_json(const std::string& text, const std::string& file) {
   try {
     if (text.find("Infinity") != std::string::npos || text.find("NaN") != std::string::npos) {
-      return nlohmann::json::parse(replace_python_number_tokens(text));
+      return read_document(replace_python_number_tokens(text));
     }
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(fmt::format("{}: malformed JSON at byte {}: {}", file, e.byte, e.what()));
-  } catch (const nlohmann::json::exception& e) {  // e.g. a number too large for a double
-    throw InputError(fmt::format("{}: malformed JSON: {}", file, e.what()));
+    return read_document(text);
+  } catch (const JsonScanError& e) {
+    throw InputError(fmt::format("{}: malformed JSON at byte {}: {}", file, e.offset(), e.what()));
   }
 }
 

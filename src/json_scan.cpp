@@ -315,6 +315,24 @@ JsonInteger JsonScanner::integer() {
   return out;
 }
 
+std::string_view JsonScanner::number_token() {
+  skip_whitespace();
+  if (at_ >= text_.size() || (text_[at_] != '-' && !is_digit(text_[at_]))) fail("expected a number");
+  const std::size_t start = at_;
+  bool is_integer = true;
+  number_text(is_integer);
+  return text_.substr(start, at_ - start);
+}
+
+bool JsonScanner::boolean() {
+  if (peek() == 't') {
+    literal("true");
+    return true;
+  }
+  literal("false");
+  return false;
+}
+
 void JsonScanner::literal(std::string_view word) {
   if (text_.substr(at_, word.size()) != word) fail("expected a value");
   at_ += word.size();

@@ -74,6 +74,13 @@ class JsonScanner {
   std::string_view string(std::string& scratch);
   // Reads a number.
   JsonInteger integer();
+  // Reads a number and returns its text ("-12", "0.5", "1e-6"), checked against the grammar and refused
+  // beyond a double's range; the view is valid until the next call on the scanner.
+  std::string_view number_token();
+  // Reads `true` or `false`.
+  bool boolean();
+  // Reads `null`.
+  void null() { skip_whitespace(); literal("null"); }
   // Skips one value of any kind, checking it.
   void skip_value() { skip_value(0); }
   // True when only whitespace remains.
