@@ -5,7 +5,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <unordered_map>
 #include <regex>
-#include <set>
+#include <algorithm>
+#include <cstdint>
 
 #include <fmt/format.h>
 
@@ -76,14 +77,24 @@ struct Prepared {
 // The prepared patterns. Globs are filed under their literal prefix (the text before the first '*'),
 // which every name they match starts with: a name is tried only against the globs filed under one of
 // its own prefixes, so a list of one pattern per layer costs a few lookups, not one compare per layer.
+// Prefixes are filed by a hash that is computed a byte at a time (FNV-1a), so one pass over a name
+// yields the hash of every one of its prefixes.
 struct ModuleNamePatterns::Index {
-  struct Hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  static constexpr std::uint64_t kFnvOffset = 0xcbf29ce484222325ULL;
+  static constexpr std::uint64_t kFnvPrime = 0x100000001b3ULL;
+  static std::uint64_t step(std::uint64_t hash, char c) {
+    return (hash ^ static_cast<unsigned char>(c)) * kFnvPrime;
+  }
+  struct IdentityHash {
+    std::size_t operator()(std::uint64_t h) const { return static_cast<std::size_t>(h); }
   };
-  std::unordered_map<std::string, std::vector<Prepared>, Hash, std::equal_to<>> globs_by_prefix;
-  std::set<std::size_t> prefix_lengths;
-  std::vector<Prepared> others;  // regexes and bare words, tried in turn
+  struct Filed {
+    std::string prefix;
+    Prepared glob;
+  };
+  std::unordered_map<std::uint64_t, std::vector<Filed>, IdentityHash> globs_by_prefix_hash;
+  std::vector<std::size_t> prefix_lengths;  // ascending, distinct
+  std::vector<Prepared> others;             // regexes and bare words, tried in turn
 };
 
 ModuleNamePatterns::ModuleNamePatterns(const std::vector<std::string>& patterns) {
@@ -106,24 +117,35 @@ ModuleNamePatterns::ModuleNamePatterns(const std::vector<std::string>& patterns)
       p.kind = Prepared::Kind::kGlob;
       p.text = pattern;
       std::string prefix = pattern.substr(0, pattern.find('*'));
-      index->prefix_lengths.insert(prefix.size());
-      index->globs_by_prefix[std::move(prefix)].push_back(std::move(p));
+      std::uint64_t hash = Index::kFnvOffset;
+      for (const char c : prefix) hash = Index::step(hash, c);
+      index->prefix_lengths.push_back(prefix.size());
+      index->globs_by_prefix_hash[hash].push_back({std::move(prefix), std::move(p)});
     } else {
       p.text = pattern;
       index->others.push_back(std::move(p));
     }
   }
+  std::sort(index->prefix_lengths.begin(), index->prefix_lengths.end());
+  index->prefix_lengths.erase(std::unique(index->prefix_lengths.begin(), index->prefix_lengths.end()),
+                              index->prefix_lengths.end());
   index_ = std::move(index);
 }
 
 bool ModuleNamePatterns::matches(std::string_view name) const {
   if (!index_) return false;
+  std::uint64_t hash = Index::kFnvOffset;
+  std::size_t hashed = 0;  // bytes of `name` in `hash`
   for (const std::size_t length : index_->prefix_lengths) {
     if (length > name.size()) break;
-    const auto filed = index_->globs_by_prefix.find(name.substr(0, length));
-    if (filed == index_->globs_by_prefix.end()) continue;
-    for (const Prepared& glob : filed->second) {
-      if (glob_full_match(glob.text, name)) return true;
+    for (; hashed < length; ++hashed) hash = Index::step(hash, name[hashed]);
+    const auto filed = index_->globs_by_prefix_hash.find(hash);
+    if (filed == index_->globs_by_prefix_hash.end()) continue;
+    for (const Index::Filed& f : filed->second) {
+      if (f.prefix.size() != length || name.substr(0, length) != f.prefix) continue;
+      // The prefix is matched; the glob's rest ("*", "*.mlp*" ...) decides on the name's rest.
+      const std::string_view rest = std::string_view(f.glob.text).substr(length);
+      if (rest == "*" || glob_full_match(rest, name.substr(length))) return true;
     }
   }
   for (const Prepared& p : index_->others) {
