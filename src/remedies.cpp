@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -27,17 +28,19 @@ std::string startup_caveat(const FitResult& r) {
 }  // namespace
 
 std::vector<Remedy> find_remedies(const ModelSpec& model, const std::vector<GpuSpec>& stage_gpus,
-                                  const Deployment& deployment, const VllmProfile& profile, const FitResult& base) {
+                                  const Deployment& deployment, const VllmProfile& profile, const FitResult& base,
+                                  FitMemo* memo) {
   const std::int64_t target = base.judged_max_model_len;
   std::vector<Remedy> out;
-  FitMemo memo(model);  // most candidates keep the layout
+  std::optional<FitMemo> own_memo;  // most candidates keep the layout
+  if (memo == nullptr) memo = &own_memo.emplace(model);
   auto attempt = [&](const std::string& change, std::vector<std::string> flags,
                      const std::function<void(Deployment&)>& modify, const std::vector<GpuSpec>& gpus,
                      const std::string& extra_caveat = "") {
     Deployment d = deployment;
     modify(d);
     try {
-      const FitResult r = fit(model, gpus, d, profile, &memo);
+      const FitResult r = fit(model, gpus, d, profile, memo);
       Remedy remedy{change, std::move(flags), r.max_model_len, r.fits, startup_caveat(r), false};
       remedy.blocked = !remedy.caveat.empty();
       if (remedy.caveat.empty()) remedy.caveat = extra_caveat;

@@ -140,10 +140,11 @@ ResolvedFit resolve_fit_options(const FitOptions& o, const ConfigDir& configs) {
 int run_fit(const FitOptions& o, const ConfigDir& configs, std::ostream& out, std::ostream& err) {
   const ResolvedFit f = resolve_fit_options(o, configs);
   const Deployment& d = f.deployment;
-  const FitResult result = fit(f.model, f.gpus, d, f.profile);
+  FitMemo memo(f.model);  // the remedies mostly keep the fit's layout and weights
+  const FitResult result = fit(f.model, f.gpus, d, f.profile, &memo);
   ReportContext context{f.model, f.gpus.front(), d, f.profile,
                         o.vllm_version.empty() ? f.profile.version : o.vllm_version, {}};
-  if (!result.fits) context.remedies = find_remedies(f.model, f.gpus, d, f.profile, result);
+  if (!result.fits) context.remedies = find_remedies(f.model, f.gpus, d, f.profile, result, &memo);
   if (o.vllm_args) {
     out << vllm_serve_line(o, d, result) << "\n";
   } else if (o.json) {

@@ -25,9 +25,11 @@ struct Remedy {
 // PP doubled) and the length that fits as is. Ordered best first: reaching the target without a
 // caveat, then with a soft one, then by the largest length; changes vLLM would not start with come
 // last, before the length that fits as is. Candidates vLLM would reject outright are left out.
-// `base` is fit(model, stage_gpus, deployment, profile). Does not throw; empty when the judged length
-// already fits.
+// `base` is fit(model, stage_gpus, deployment, profile). `memo`, when given, must be a FitMemo of
+// `model` (e.g. the one `base` was computed with): candidates reuse and add to its layouts and weights.
+// Does not throw; empty when the judged length already fits.
 std::vector<Remedy> find_remedies(const ModelSpec& model, const std::vector<GpuSpec>& stage_gpus,
-                                  const Deployment& deployment, const VllmProfile& profile, const FitResult& base);
+                                  const Deployment& deployment, const VllmProfile& profile, const FitResult& base,
+                                  FitMemo* memo = nullptr);
 
 }  // namespace gpubudget
