@@ -1,12 +1,13 @@
 #include "fit_report.h"
 
+#include "json_out.h"
+
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
 
 namespace gpubudget::cli {
 
@@ -81,85 +82,106 @@ std::vector<std::string> kv_group_lines(const KvCacheLayout& kv, std::int64_t ma
 
 void write_fit_json(const ReportContext& c, const FitResult& r, std::ostream& out) {
   const WorkerBudget& w = r.binding_worker();
-  nlohmann::ordered_json j;
-  j["schema_version"] = 1;
-  j["model"] = {{"architecture", c.model.architecture},
-                {"model_type", c.model.model_type},
-                {"num_layers", c.model.layers.size()},
-                {"attention", attention_mix(c.model)},
-                {"derived_max_model_len", c.model.derived_max_model_len},
-                {"derived_max_model_len_source", c.model.derived_max_model_len_source},
-                {"source", c.model.source}};
-  j["deployment"] = {{"gpu", c.gpu.name},
-                     {"gpu_memory_bytes", c.gpu.memory.count()},
-                     {"tensor_parallel_size", c.deployment.tensor_parallel_size},
-                     {"pipeline_parallel_size", c.deployment.pipeline_parallel_size},
-                     {"data_parallel_size", c.deployment.data_parallel_size},
-                     {"decode_context_parallel_size", c.deployment.decode_context_parallel_size},
-                     {"enable_expert_parallel", c.deployment.enable_expert_parallel},
-                     {"gpu_memory_utilization", r.gpu_memory_utilization},
-                     {"kv_cache_dtype", r.kv_cache_dtype.name},
-                     {"kv_cache_dtype_reason", r.kv_cache_dtype.reason},
-                     {"block_size", r.block_size},
-                     {"attention_backend", r.attention_backend.empty() ? nlohmann::ordered_json(nullptr)
-                                                                       : nlohmann::ordered_json(r.attention_backend)},
-                     {"max_num_seqs", r.scheduler.max_num_seqs},
-                     {"max_num_batched_tokens", r.scheduler.max_num_batched_tokens},
-                     {"enforce_eager", c.deployment.enforce_eager},
-                     {"skip_mm_profiling", c.deployment.skip_mm_profiling},
-                     {"vllm_version", c.vllm_version},
-                     {"vllm_profile", c.profile.version}};
-  nlohmann::ordered_json components = nlohmann::ordered_json::array();
+  std::string text;
+  JsonOut j(text);
+  j.begin_object();
+  j.field("schema_version", 1);
+  j.begin_object("model")
+      .field("architecture", c.model.architecture)
+      .field("model_type", c.model.model_type)
+      .field("num_layers", c.model.layers.size())
+      .field("attention", attention_mix(c.model))
+      .field("derived_max_model_len", c.model.derived_max_model_len)
+      .field("derived_max_model_len_source", c.model.derived_max_model_len_source)
+      .field("source", c.model.source)
+      .end();
+  j.begin_object("deployment")
+      .field("gpu", c.gpu.name)
+      .field("gpu_memory_bytes", c.gpu.memory.count())
+      .field("tensor_parallel_size", c.deployment.tensor_parallel_size)
+      .field("pipeline_parallel_size", c.deployment.pipeline_parallel_size)
+      .field("data_parallel_size", c.deployment.data_parallel_size)
+      .field("decode_context_parallel_size", c.deployment.decode_context_parallel_size)
+      .field("enable_expert_parallel", c.deployment.enable_expert_parallel)
+      .field("gpu_memory_utilization", r.gpu_memory_utilization)
+      .field("kv_cache_dtype", r.kv_cache_dtype.name)
+      .field("kv_cache_dtype_reason", r.kv_cache_dtype.reason)
+      .field("block_size", r.block_size)
+      .field_or_null("attention_backend", r.attention_backend)
+      .field("max_num_seqs", r.scheduler.max_num_seqs)
+      .field("max_num_batched_tokens", r.scheduler.max_num_batched_tokens)
+      .field("enforce_eager", c.deployment.enforce_eager)
+      .field("skip_mm_profiling", c.deployment.skip_mm_profiling)
+      .field("vllm_version", c.vllm_version)
+      .field("vllm_profile", c.profile.version)
+      .end();
+  j.begin_object("per_gpu")
+      .field("pp_rank", w.pp_rank)
+      .field("requested_bytes", w.requested.count())
+      .field("weights_bytes", w.weights.total.count())
+      .begin_array("weights_components");
   for (const auto& comp : w.weights.components) {
-    components.push_back({{"name", component_name(comp.component)}, {"bytes", comp.bytes.count()}});
+    j.begin_object().field("name", component_name(comp.component)).field("bytes", comp.bytes.count()).end();
   }
-  j["per_gpu"] = {{"pp_rank", w.pp_rank},
-                  {"requested_bytes", w.requested.count()},
-                  {"weights_bytes", w.weights.total.count()},
-                  {"weights_components", components},
-                  {"activation_peak_bytes", w.overheads.activation_peak.count()},
-                  {"encoder_profile_bytes", w.overheads.encoder.pass.count()},
-                  {"non_torch_bytes", w.overheads.non_torch.count()},
-                  {"cudagraph_bytes", w.overheads.cudagraph_charged ? w.overheads.cudagraph.count() : 0},
-                  {"cudagraph_estimate_bytes", w.overheads.cudagraph.count()},
-                  {"kv_cache_bytes", w.kv_cache.count()},
-                  {"overhead_relative_uncertainty", w.overheads.relative_uncertainty}};
-  j["kv_cache"] = {{"bytes_per_token", w.kv.bytes_per_token()},
-                   {"block_bytes", w.kv.block_bytes()},
-                   {"num_blocks", r.num_blocks},
-                   {"tokens", r.kv_cache_tokens},
-                   {"max_concurrency", std::round(r.max_concurrency * 100.0) / 100.0}};
-  j["max_model_len"] = r.max_model_len;
-  j["max_model_len_range"] = {r.max_model_len_low, r.max_model_len_high};
-  j["request"] = {{"max_model_len", r.judged_max_model_len},
-                  {"needed_bytes", r.needed.count()},
-                  {"fits", r.fits},
-                  {"vllm_error", r.vllm_error.empty() ? nlohmann::ordered_json(nullptr)
-                                                      : nlohmann::ordered_json(r.vllm_error)}};
-  nlohmann::ordered_json workers = nlohmann::ordered_json::array();
+  j.end()
+      .field("activation_peak_bytes", w.overheads.activation_peak.count())
+      .field("encoder_profile_bytes", w.overheads.encoder.pass.count())
+      .field("non_torch_bytes", w.overheads.non_torch.count())
+      .field("cudagraph_bytes", w.overheads.cudagraph_charged ? w.overheads.cudagraph.count() : 0)
+      .field("cudagraph_estimate_bytes", w.overheads.cudagraph.count())
+      .field("kv_cache_bytes", w.kv_cache.count())
+      .field("overhead_relative_uncertainty", w.overheads.relative_uncertainty)
+      .end();
+  j.begin_object("kv_cache")
+      .field("bytes_per_token", w.kv.bytes_per_token())
+      .field("block_bytes", w.kv.block_bytes())
+      .field("num_blocks", r.num_blocks)
+      .field("tokens", r.kv_cache_tokens)
+      .field("max_concurrency", std::round(r.max_concurrency * 100.0) / 100.0)
+      .end();
+  j.field("max_model_len", r.max_model_len);
+  j.begin_array("max_model_len_range").element(r.max_model_len_low).element(r.max_model_len_high).end();
+  j.begin_object("request")
+      .field("max_model_len", r.judged_max_model_len)
+      .field("needed_bytes", r.needed.count())
+      .field("fits", r.fits)
+      .field_or_null("vllm_error", r.vllm_error)
+      .end();
+  j.begin_array("workers");
   for (const auto& wk : r.workers) {
-    workers.push_back({{"pp_rank", wk.pp_rank},
-                       {"gpu", wk.gpu},
-                       {"layers", {wk.first_layer, wk.end_layer}},
-                       {"weights_bytes", wk.weights.total.count()},
-                       {"kv_cache_bytes", wk.kv_cache.count()},
-                       {"num_blocks", wk.num_blocks},
-                       {"needed_bytes", wk.needed.count()},
-                       {"max_model_len", wk.max_model_len}});
+    j.begin_object()
+        .field("pp_rank", wk.pp_rank)
+        .field("gpu", wk.gpu)
+        .begin_array("layers")
+        .element(wk.first_layer)
+        .element(wk.end_layer)
+        .end()
+        .field("weights_bytes", wk.weights.total.count())
+        .field("kv_cache_bytes", wk.kv_cache.count())
+        .field("num_blocks", wk.num_blocks)
+        .field("needed_bytes", wk.needed.count())
+        .field("max_model_len", wk.max_model_len)
+        .end();
   }
-  j["workers"] = workers;
-  nlohmann::ordered_json remedies = nlohmann::ordered_json::array();
+  j.end();
+  j.begin_array("remedies");
   for (const auto& rem : c.remedies) {
-    remedies.push_back({{"change", rem.change},
-                        {"flags", rem.flags},
-                        {"max_model_len", rem.max_model_len},
-                        {"reaches_target", rem.reaches_target},
-                        {"vllm_would_start", !rem.blocked},
-                        {"caveat", rem.caveat.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(rem.caveat)}});
+    j.begin_object().field("change", rem.change).begin_array("flags");
+    for (const auto& flag : rem.flags) j.element(flag);
+    j.end()
+        .field("max_model_len", rem.max_model_len)
+        .field("reaches_target", rem.reaches_target)
+        .field("vllm_would_start", !rem.blocked)
+        .field_or_null("caveat", rem.caveat)
+        .end();
   }
-  j["remedies"] = remedies;
-  j["warnings"] = r.warnings;
-  out << j.dump(2) << "\n";
+  j.end();
+  j.begin_array("warnings");
+  for (const auto& warning : r.warnings) j.element(warning);
+  j.end();
+  j.end();
+  text += '\n';
+  out << text;
 }
 
 void write_fit_text(const ReportContext& c, const FitResult& r, const std::vector<Explanation>& explanations,
