@@ -4,10 +4,11 @@ namespace gpubudget::detail {
 
 void add_gated_mlp(const ParseContext& c, LayerSpec& layer, const std::string& p, std::int64_t hidden,
                    std::int64_t intermediate, Component component, bool bias) {
-  layer.linears.push_back(make_linear(p + "gate_up_proj", component, Parallelism::kColumn, {intermediate, intermediate},
-                                      hidden, c.format_for({p + "gate_proj", p + "up_proj"}), bias));
-  layer.linears.push_back(make_linear(p + "down_proj", component, Parallelism::kRow, {hidden}, intermediate,
-                                      c.format_for({p + "down_proj"}), bias));
+  layer.linears.push_back(make_linear(cat(p, "gate_up_proj"), component, Parallelism::kColumn,
+                                      {intermediate, intermediate}, hidden, c.format_for(p, {"gate_proj", "up_proj"}),
+                                      bias));
+  layer.linears.push_back(make_linear(cat(p, "down_proj"), component, Parallelism::kRow, {hidden}, intermediate,
+                                      c.format_for(p, {"down_proj"}), bias));
 }
 
 void add_experts(const ParseContext& c, LayerSpec& layer, const std::string& name, std::int64_t experts,
@@ -26,15 +27,15 @@ void add_experts(const ParseContext& c, LayerSpec& layer, const std::string& nam
 void add_gqa_attention(const ParseContext& c, LayerSpec& layer, const std::string& p, std::int64_t hidden,
                        std::int64_t query_heads, std::int64_t attention_heads, std::int64_t kv_heads,
                        std::int64_t head_dim, bool qkv_bias, bool o_bias) {
-  LinearModule qkv = make_linear(p + "qkv_proj", Component::kAttention, Parallelism::kQkv,
+  LinearModule qkv = make_linear(cat(p, "qkv_proj"), Component::kAttention, Parallelism::kQkv,
                                  {query_heads * head_dim, kv_heads * head_dim, kv_heads * head_dim}, hidden,
-                                 c.format_for({p + "q_proj", p + "k_proj", p + "v_proj"}), qkv_bias);
+                                 c.format_for(p, {"q_proj", "k_proj", "v_proj"}), qkv_bias);
   qkv.num_heads = query_heads;
   qkv.num_kv_heads = kv_heads;
   qkv.head_dim = head_dim;
   layer.linears.push_back(qkv);
-  layer.linears.push_back(make_linear(p + "o_proj", Component::kAttention, Parallelism::kRow, {hidden},
-                                      attention_heads * head_dim, c.format_for({p + "o_proj"}), o_bias));
+  layer.linears.push_back(make_linear(cat(p, "o_proj"), Component::kAttention, Parallelism::kRow, {hidden},
+                                      attention_heads * head_dim, c.format_for(p, {"o_proj"}), o_bias));
 }
 
 Dtype dtype_field(const JsonReader& config, const std::string& key, Dtype fallback) {
@@ -57,8 +58,8 @@ AttentionSpec standard_attention(AttentionKind kind, std::int64_t heads, std::in
 }
 
 void add_layer_norms(LayerSpec& layer, const std::string& p, std::int64_t hidden, Dtype dtype) {
-  layer.replicated.push_back({p + "input_layernorm", Component::kNorms, hidden, dtype});
-  layer.replicated.push_back({p + "post_attention_layernorm", Component::kNorms, hidden, dtype});
+  layer.replicated.push_back({cat(p, "input_layernorm"), Component::kNorms, hidden, dtype});
+  layer.replicated.push_back({cat(p, "post_attention_layernorm"), Component::kNorms, hidden, dtype});
 }
 
 }  // namespace gpubudget::detail

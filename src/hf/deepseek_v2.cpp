@@ -54,46 +54,46 @@ void parse_deepseek_v2(const ParseContext& c, ModelSpec& model) {
     layer.attention.head_dim = kv_lora + rope;  // one latent "head", not split by TP
     layer.attention.head_dim_v = 0;
     const std::string p = fmt::format("model.layers.{}.", i);
-    const std::string a = p + "self_attn.";
+    const std::string a = cat(p, "self_attn.");
 
     if (q_lora) {
       // q_a_proj ⊕ kv_a_proj_with_mqa fused and replicated (DeepSeekV2FusedQkvAProjLinear).
-      layer.linears.push_back(make_linear(a + "fused_qkv_a_proj", Component::kAttention, Parallelism::kReplicated,
+      layer.linears.push_back(make_linear(cat(a, "fused_qkv_a_proj"), Component::kAttention, Parallelism::kReplicated,
                                      {*q_lora, kv_lora + rope}, H,
-                                     c.format_for({a + "q_a_proj", a + "kv_a_proj_with_mqa"})));
-      layer.replicated.push_back(tensor(a + "q_a_layernorm", Component::kAttention, *q_lora, dt));
-      layer.linears.push_back(make_linear(a + "q_b_proj", Component::kAttention, Parallelism::kColumn,
-                                     {n * (nope + rope)}, *q_lora, c.format_for({a + "q_b_proj"})));
+                                     c.format_for(a, {"q_a_proj", "kv_a_proj_with_mqa"})));
+      layer.replicated.push_back(tensor(cat(a, "q_a_layernorm"), Component::kAttention, *q_lora, dt));
+      layer.linears.push_back(make_linear(cat(a, "q_b_proj"), Component::kAttention, Parallelism::kColumn,
+                                     {n * (nope + rope)}, *q_lora, c.format_for(a, {"q_b_proj"})));
     } else {
-      layer.linears.push_back(make_linear(a + "q_proj", Component::kAttention, Parallelism::kColumn,
-                                     {n * (nope + rope)}, H, c.format_for({a + "q_proj"})));
-      layer.linears.push_back(make_linear(a + "kv_a_proj_with_mqa", Component::kAttention, Parallelism::kReplicated,
-                                     {kv_lora + rope}, H, c.format_for({a + "kv_a_proj_with_mqa"})));
+      layer.linears.push_back(make_linear(cat(a, "q_proj"), Component::kAttention, Parallelism::kColumn,
+                                     {n * (nope + rope)}, H, c.format_for(a, {"q_proj"})));
+      layer.linears.push_back(make_linear(cat(a, "kv_a_proj_with_mqa"), Component::kAttention, Parallelism::kReplicated,
+                                     {kv_lora + rope}, H, c.format_for(a, {"kv_a_proj_with_mqa"})));
     }
-    layer.replicated.push_back(tensor(a + "kv_a_layernorm", Component::kAttention, kv_lora, dt));
-    LinearModule kv_b = make_linear(a + "kv_b_proj", Component::kAttention, Parallelism::kColumn,
-                               {n * (nope + v_dim)}, kv_lora, c.format_for({a + "kv_b_proj"}));
+    layer.replicated.push_back(tensor(cat(a, "kv_a_layernorm"), Component::kAttention, kv_lora, dt));
+    LinearModule kv_b = make_linear(cat(a, "kv_b_proj"), Component::kAttention, Parallelism::kColumn,
+                               {n * (nope + v_dim)}, kv_lora, c.format_for(a, {"kv_b_proj"}));
     layer.linears.push_back(kv_b);
     if (kv_b.format.kind != QuantKind::kUnquantized) {
       // MLAAttention.process_weights_after_loading materialises W_UK_T / W_UV in bf16 from a
       // quantized kv_b_proj: one bf16 copy of the local [n/tp·(P+Vd), kv_lora] matrix.
-      layer.linears.push_back(make_linear(a + "kv_b_proj(bf16 W_UK_T/W_UV)", Component::kExtraCopies,
+      layer.linears.push_back(make_linear(cat(a, "kv_b_proj(bf16 W_UK_T/W_UV)"), Component::kExtraCopies,
                                      Parallelism::kColumn, {n * (nope + v_dim)}, kv_lora, plain));
     }
-    layer.linears.push_back(make_linear(a + "o_proj", Component::kAttention, Parallelism::kRow, {H}, n * v_dim,
-                                   c.format_for({a + "o_proj"})));
+    layer.linears.push_back(make_linear(cat(a, "o_proj"), Component::kAttention, Parallelism::kRow, {H}, n * v_dim,
+                                   c.format_for(a, {"o_proj"})));
     if (index_heads > 0) {
       // Indexer (replicated): wq_b in the checkpoint's format; wk (dequantized to bf16 at load) fused
       // with weights_proj; k_norm weight and bias in fp32. Its key cache is its own KV layer of
       // index_head_dim uint8 values + one fp32 scale per 128 (132 B/token), whatever --kv-cache-dtype says.
-      const std::string x = a + "indexer.";
-      layer.linears.push_back(make_linear(x + "wq_b", Component::kAttention, Parallelism::kReplicated,
-                                          {index_heads * index_dim}, q_lora.value_or(H), c.format_for({x + "wq_b"})));
-      LinearModule wk = make_linear(x + "wk_weights_proj", Component::kAttention, Parallelism::kReplicated,
+      const std::string x = cat(a, "indexer.");
+      layer.linears.push_back(make_linear(cat(x, "wq_b"), Component::kAttention, Parallelism::kReplicated,
+                                          {index_heads * index_dim}, q_lora.value_or(H), c.format_for(x, {"wq_b"})));
+      LinearModule wk = make_linear(cat(x, "wk_weights_proj"), Component::kAttention, Parallelism::kReplicated,
                                     {index_dim, index_heads}, H, plain);
-      wk.checkpoint_formats = {c.format_for({x + "wk"}), plain};
+      wk.checkpoint_formats = {c.format_for(x, {"wk"}), plain};
       layer.linears.push_back(wk);
-      layer.replicated.push_back(tensor(x + "k_norm", Component::kAttention, 2 * index_dim, Dtype::kFloat32));
+      layer.replicated.push_back(tensor(cat(x, "k_norm"), Component::kAttention, 2 * index_dim, Dtype::kFloat32));
       AttentionSpec indexer_cache;
       indexer_cache.kind = AttentionKind::kMla;
       indexer_cache.num_attention_heads = n;
@@ -102,20 +102,21 @@ void parse_deepseek_v2(const ParseContext& c, ModelSpec& model) {
       indexer_cache.fixed_token_bytes = index_dim + index_dim / 128 * 4;
       layer.extra_kv.push_back(indexer_cache);
     }
-    layer.replicated.push_back(tensor(p + "input_layernorm", Component::kNorms, H, dt));
-    layer.replicated.push_back(tensor(p + "post_attention_layernorm", Component::kNorms, H, dt));
+    layer.replicated.push_back(tensor(cat(p, "input_layernorm"), Component::kNorms, H, dt));
+    layer.replicated.push_back(tensor(cat(p, "post_attention_layernorm"), Component::kNorms, H, dt));
 
-    const std::string m = p + "mlp.";
+    const std::string m = cat(p, "mlp.");
     layer.is_moe = experts > 0 && i >= first_dense && i % moe_freq == 0;
     if (layer.is_moe) {
       // Router: ReplicatedLinear without quantization, plus the fp32 correction bias for noaux_tc.
-      layer.linears.push_back(make_linear(m + "gate", Component::kRouter, Parallelism::kReplicated, {experts}, H, plain));
+      layer.linears.push_back(
+          make_linear(cat(m, "gate"), Component::kRouter, Parallelism::kReplicated, {experts}, H, plain));
       if (noaux) {
         layer.replicated.push_back(
-            tensor(m + "gate.e_score_correction_bias", Component::kRouter, experts, Dtype::kFloat32));
+            tensor(cat(m, "gate.e_score_correction_bias"), Component::kRouter, experts, Dtype::kFloat32));
       }
-      add_experts(c, layer, m + "experts", experts, moe_I, H);
-      if (shared > 0) add_gated_mlp(c, layer, m + "shared_experts.", H, shared * moe_I, Component::kSharedExperts);
+      add_experts(c, layer, cat(m, "experts"), experts, moe_I, H);
+      if (shared > 0) add_gated_mlp(c, layer, cat(m, "shared_experts."), H, shared * moe_I, Component::kSharedExperts);
     } else {
       add_gated_mlp(c, layer, m, H, dense_I, Component::kDenseMlp);
     }
@@ -127,13 +128,13 @@ void parse_deepseek_v2(const ParseContext& c, ModelSpec& model) {
     // DeepSeekMultiTokenPredictorLayer: enorm, hnorm, eh_proj [H, 2H] (bf16), and a shared_head with
     // its own norm, plus copies of the embedding and the head.
     const std::string p = fmt::format("model.layers.{}.", i);
-    model.mtp_tensors.push_back(tensor(p + "enorm", Component::kNorms, H, dt));
-    model.mtp_tensors.push_back(tensor(p + "hnorm", Component::kNorms, H, dt));
-    model.mtp_tensors.push_back(tensor(p + "shared_head.norm", Component::kNorms, H, dt));
-    model.mtp_tensors.push_back(tensor(p + "embed_tokens", Component::kEmbedding, V * H, dt));
-    model.mtp_tensors.push_back(tensor(p + "shared_head.head", Component::kLmHead, V * H, dt));
-    model.mtp_linears.push_back(make_linear(p + "eh_proj", Component::kAttention, Parallelism::kReplicated, {H}, 2 * H,
-                                            plain));
+    model.mtp_tensors.push_back(tensor(cat(p, "enorm"), Component::kNorms, H, dt));
+    model.mtp_tensors.push_back(tensor(cat(p, "hnorm"), Component::kNorms, H, dt));
+    model.mtp_tensors.push_back(tensor(cat(p, "shared_head.norm"), Component::kNorms, H, dt));
+    model.mtp_tensors.push_back(tensor(cat(p, "embed_tokens"), Component::kEmbedding, V * H, dt));
+    model.mtp_tensors.push_back(tensor(cat(p, "shared_head.head"), Component::kLmHead, V * H, dt));
+    model.mtp_linears.push_back(make_linear(cat(p, "eh_proj"), Component::kAttention, Parallelism::kReplicated, {H},
+                                            2 * H, plain));
   }
   // DeepseekScalingRotaryEmbedding keeps its cache in fp32.
   add_rotary_caches(t, model, rope, Dtype::kFloat32, 0);

@@ -1,7 +1,9 @@
 // Shared state of one config.json parse, handed to the family parsers.
 #pragma once
 
+#include <initializer_list>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "../json_reader.h"
@@ -30,10 +32,22 @@ struct ParseContext {
   // The stored format of a quantizable module whose checkpoint shards are `shard_names`
   // (without the checkpoint prefix): the checkpoint's format unless the module is excluded.
   [[nodiscard]] QuantFormat format_for(const std::vector<std::string>& shard_names) const;
+  // format_for of the shards `module_prefix` + each of `shard_suffixes` ("model.layers.3.mlp." and
+  // {"gate_proj", "up_proj"}), without building each name as a string of its own.
+  [[nodiscard]] QuantFormat format_for(std::string_view module_prefix,
+                                       std::initializer_list<std::string_view> shard_suffixes) const;
   // The stored format of a FusedMoE block (the only modules MXFP4 checkpoints quantize).
   [[nodiscard]] QuantFormat expert_format_for(const std::string& name) const;
   [[nodiscard]] QuantFormat unquantized() const;
 };
+
+// `a` followed by `b` in one allocation (std::string's operator+ copies `a`, then grows the copy).
+inline std::string cat(std::string_view a, std::string_view b) {
+  std::string out;
+  out.reserve(a.size() + b.size());
+  out.append(a).append(b);
+  return out;
+}
 
 // A linear module of the per-layer spec (no bias; QKV geometry set separately when needed).
 inline LinearModule make_linear(std::string name, Component component, Parallelism parallelism,

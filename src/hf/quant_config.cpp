@@ -73,6 +73,29 @@ QuantFormat ParseContext::format_for(const std::vector<std::string>& shard_names
   return quantization.format;
 }
 
+QuantFormat ParseContext::format_for(std::string_view module_prefix,
+                                     std::initializer_list<std::string_view> shard_suffixes) const {
+  if (quantization.method.empty() || quantization.experts_only) return unquantized();
+  if (quantization.per_module.empty()) {
+    if (excluded.empty() || shard_suffixes.size() == 0) return quantization.format;
+    // Each shard's checkpoint name in turn, in one buffer: prefix, module prefix, suffix.
+    std::string full;
+    full.reserve(checkpoint_prefix.size() + module_prefix.size() + 32);
+    full.append(checkpoint_prefix).append(module_prefix);
+    const std::size_t stem = full.size();
+    for (const std::string_view suffix : shard_suffixes) {
+      full.resize(stem);
+      full.append(suffix);
+      if (!excluded.matches(full)) return quantization.format;
+    }
+    return unquantized();
+  }
+  std::vector<std::string> names;
+  names.reserve(shard_suffixes.size());
+  for (const std::string_view suffix : shard_suffixes) names.push_back(cat(module_prefix, suffix));
+  return format_for(names);
+}
+
 QuantFormat ParseContext::expert_format_for(const std::string& name) const {
   if (!quantization.per_module.empty()) {
     if (excluded.matches(checkpoint_prefix + name)) return unquantized();
