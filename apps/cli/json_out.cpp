@@ -30,29 +30,34 @@ void JsonOut::open(char bracket) {
   open_.push_back({bracket == '{' ? '}' : ']', true});
 }
 
-JsonOut& JsonOut::begin_object() {
-  assert(open_.empty() || open_.back().close == ']');
+void JsonOut::open_element(char bracket) {
+  assert((open_.empty() || open_.back().close == ']') && "a member of an object needs a key");
   next_element();
-  open('{');
+  open(bracket);
+}
+
+void JsonOut::open_member(std::string_view k, char bracket) {
+  key(k);
+  open(bracket);
+}
+
+JsonOut& JsonOut::begin_object() {
+  open_element('{');
   return *this;
 }
 
 JsonOut& JsonOut::begin_object(std::string_view k) {
-  key(k);
-  open('{');
+  open_member(k, '{');
   return *this;
 }
 
 JsonOut& JsonOut::begin_array() {
-  assert(open_.empty() || open_.back().close == ']');
-  next_element();
-  open('[');
+  open_element('[');
   return *this;
 }
 
 JsonOut& JsonOut::begin_array(std::string_view k) {
-  key(k);
-  open('[');
+  open_member(k, '[');
   return *this;
 }
 

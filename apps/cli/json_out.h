@@ -52,6 +52,9 @@ class JsonOut {
   void next_element();
   void key(std::string_view key);
   void open(char bracket);
+  // Opens a container as an array element (or the document), or as an object member named `key`.
+  void open_element(char bracket);
+  void open_member(std::string_view key, char bracket);
   void string(std::string_view value);
   void number(double value);
   void integer(std::int64_t value);
