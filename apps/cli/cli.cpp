@@ -1,7 +1,6 @@
 #include "cli.h"
 
 #include <algorithm>
-#include <array>
 #include <filesystem>
 #include <fstream>
 
@@ -236,21 +235,6 @@ std::string bash_completion(const CLI::App& app) {
   return out;
 }
 
-// The subcommand the command line names: its first word that is not a flag, `--config-dir`'s value
-// excepted; "" when there is none (top-level help). Words after `--` belong to a pasted vLLM command.
-std::string named_subcommand(const std::vector<std::string>& args) {
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& word = args[i];
-    if (word == "--") break;
-    if (word == "--config-dir") {
-      ++i;
-      continue;
-    }
-    if (!word.empty() && word.front() != '-') return word;
-  }
-  return "";
-}
-
 void add_calibrate_options(CLI::App& calibrate, CalibrateOptions& options) {
   calibrate.add_option("OBSERVATIONS", options.observations, "JSONL of vLLM startups (tests/data/observations)")
       ->required();
@@ -279,47 +263,34 @@ int run_cli(std::vector<std::string> args, std::ostream& out, std::ostream& err,
   std::string config_dir;
   app.add_option("--config-dir", config_dir, "directory with gpus/, vllm/, models/ (default: bundled)");
 
-  // Only the named subcommand is built, with its options: building all of them was a third of a `fit`
-  // process's own CPU time. With no subcommand or an unknown one (top-level help, or CLI11's own error
-  // message) and for `completion`, all are.
-  static constexpr std::array<std::string_view, 10> kSubcommands = {
-      "fit", "weights", "sweep", "plan", "calibrate", "diagnose", "gpus", "models", "version", "completion"};
-  const std::string named = named_subcommand(args);
-  const bool build_all = named == "completion" || std::find(kSubcommands.begin(), kSubcommands.end(), named) ==
-                                                      kSubcommands.end();
-  const auto subcommand = [&](std::string_view name, const char* description) -> CLI::App* {
-    return build_all || named == name ? app.add_subcommand(std::string(name), description) : nullptr;
-  };
-  const auto parsed = [](const CLI::App* sub) { return sub != nullptr && sub->parsed(); };
-
   FitOptions fit_options;
-  CLI::App* fit = subcommand("fit", "per-GPU budget and the largest --max-model-len that fits");
-  if (fit) add_fit_options(*fit, fit_options);
+  CLI::App* fit = app.add_subcommand("fit", "per-GPU budget and the largest --max-model-len that fits");
+  add_fit_options(*fit, fit_options);
   WeightsOptions weights_options;
-  CLI::App* weights = subcommand("weights", "per-GPU weights by component, layer or tensor (+ safetensors headers)");
-  if (weights) add_weights_options(*weights, weights_options);
+  CLI::App* weights = app.add_subcommand("weights", "per-GPU weights by component, layer or tensor (+ safetensors headers)");
+  add_weights_options(*weights, weights_options);
   SweepOptions sweep_options;
-  CLI::App* sweep = subcommand("sweep", "every combination of GPUs and settings: table, csv, json or svg");
-  if (sweep) add_sweep_options(*sweep, sweep_options);
+  CLI::App* sweep = app.add_subcommand("sweep", "every combination of GPUs and settings: table, csv, json or svg");
+  add_sweep_options(*sweep, sweep_options);
   PlanOptions plan_options;
-  CLI::App* plan = subcommand("plan", "smallest deployments for C concurrent requests of L tokens");
-  if (plan) add_plan_options(*plan, plan_options);
+  CLI::App* plan = app.add_subcommand("plan", "smallest deployments for C concurrent requests of L tokens");
+  add_plan_options(*plan, plan_options);
   CalibrateOptions calibrate_options;
-  CLI::App* calibrate = subcommand("calibrate", "fit a vLLM profile's overhead coefficients to real startups");
-  if (calibrate) add_calibrate_options(*calibrate, calibrate_options);
+  CLI::App* calibrate = app.add_subcommand("calibrate", "fit a vLLM profile's overhead coefficients to real startups");
+  add_calibrate_options(*calibrate, calibrate_options);
   DiagnoseOptions diagnose_options;
-  CLI::App* diagnose = subcommand("diagnose", "read a vLLM log: what went wrong, and what to launch instead");
-  if (diagnose) add_diagnose_options(*diagnose, diagnose_options);
+  CLI::App* diagnose = app.add_subcommand("diagnose", "read a vLLM log: what went wrong, and what to launch instead");
+  add_diagnose_options(*diagnose, diagnose_options);
   bool gpus_json = false;
-  CLI::App* gpus = subcommand("gpus", "list GPU presets");
-  if (gpus) gpus->add_flag("--json", gpus_json, "JSON array");
+  CLI::App* gpus = app.add_subcommand("gpus", "list GPU presets");
+  gpus->add_flag("--json", gpus_json, "JSON array");
   bool models_status = false;
-  CLI::App* models = subcommand("models", "list bundled models");
-  if (models) models->add_flag("--status", models_status, "load each one and report whether it is supported (Markdown)");
-  CLI::App* version = subcommand("version", "print the version");
+  CLI::App* models = app.add_subcommand("models", "list bundled models");
+  models->add_flag("--status", models_status, "load each one and report whether it is supported (Markdown)");
+  CLI::App* version = app.add_subcommand("version", "print the version");
   std::string completion_shell;
-  CLI::App* completion = subcommand("completion", "print a shell completion script: completion bash");
-  if (completion) completion->add_option("SHELL", completion_shell, "bash")->required()->check(CLI::IsMember({"bash"}));
+  CLI::App* completion = app.add_subcommand("completion", "print a shell completion script: completion bash");
+  completion->add_option("SHELL", completion_shell, "bash")->required()->check(CLI::IsMember({"bash"}));
 
   try {
     // `gpubudget fit [flags] -- vllm serve MODEL ...`: the pasted command becomes fit's own flags.
@@ -351,23 +322,23 @@ int run_cli(std::vector<std::string> args, std::ostream& out, std::ostream& err,
   }
 
   try {
-    if (parsed(completion)) {
+    if (completion->parsed()) {
       out << bash_completion(app);
       return 0;
     }
-    if (parsed(version)) {
+    if (version->parsed()) {
       out << "gpubudget " << kVersion << "\n";
       return 0;
     }
     const ConfigDir configs = find_config_dir(config_dir, executable);
-    if (parsed(fit)) return run_fit(fit_options, configs, out, err);
-    if (parsed(weights)) return run_weights(weights_options, configs, out, err);
-    if (parsed(sweep)) return run_sweep_command(sweep_options, configs, out);
-    if (parsed(plan)) return run_plan(plan_options, configs, out);
-    if (parsed(diagnose)) return run_diagnose(diagnose_options, configs, out, err);
-    if (parsed(calibrate)) return run_calibrate(calibrate_options, configs, out, err);
-    if (parsed(gpus)) return run_gpus(configs, gpus_json, out);
-    if (parsed(models)) return run_models(configs, models_status, out);
+    if (fit->parsed()) return run_fit(fit_options, configs, out, err);
+    if (weights->parsed()) return run_weights(weights_options, configs, out, err);
+    if (sweep->parsed()) return run_sweep_command(sweep_options, configs, out);
+    if (plan->parsed()) return run_plan(plan_options, configs, out);
+    if (diagnose->parsed()) return run_diagnose(diagnose_options, configs, out, err);
+    if (calibrate->parsed()) return run_calibrate(calibrate_options, configs, out, err);
+    if (gpus->parsed()) return run_gpus(configs, gpus_json, out);
+    if (models->parsed()) return run_models(configs, models_status, out);
   } catch (const UsageError& e) {
     err << "gpubudget: " << e.what() << "\n";
     return static_cast<int>(ExitCode::kUsage);
