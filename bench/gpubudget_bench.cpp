@@ -23,7 +23,7 @@ const ConfigDir& configs() {
 Deployment incident() {
   Deployment d;
   d.tensor_parallel_size = 8;
-  d.kv_cache_dtype = "bfloat16";
+  d.kv_cache_dtype = KvCacheDtypeChoice::kBFloat16;
   d.gpu_memory_utilization = 0.9;
   return d;
 }
@@ -46,7 +46,7 @@ void BM_SweepKimi(benchmark::State& state) {
   axes.gpus = {load_gpu_preset("rtx-pro-6000", configs()), load_gpu_preset("h200", configs())};
   axes.tensor_parallel = {1, 2, 4, 8};
   axes.decode_context_parallel = {1, 2, 4, 8};
-  axes.kv_cache_dtypes = {"bfloat16", "fp8"};
+  axes.kv_cache_dtypes = {KvCacheDtypeChoice::kBFloat16, KvCacheDtypeChoice::kFp8};
   axes.utilizations = {0.85, 0.9, 0.95};
   std::size_t rows = 0;
   for (auto _ : state) {

@@ -8,6 +8,8 @@ bin=$(realpath "$1")
 out=$2
 root=$(cd "$(dirname "$0")/.." && pwd)
 mkdir -p "$out"
+# Both builds read the same configs, so that paths in the documents agree.
+export GPUBUDGET_CONFIG_DIR="$root/configs"
 run() {  # name, then the command's arguments; records stdout, stderr and the exit status
   local name=$1; shift
   "$bin" "$@" >"$out/$name.out" 2>"$out/$name.err"

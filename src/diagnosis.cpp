@@ -38,7 +38,12 @@ Deployment deployment_from(const VllmLogFacts& f, const DiagnosisContext& c) {
   } else {
     d.max_model_len = f.max_model_len;
   }
-  d.kv_cache_dtype = c.kv_cache_dtype.value_or(f.kv_cache_dtype.value_or("auto"));
+  // An unknown spelling in the log throws InputError: the prediction becomes a note, not a guess.
+  if (c.kv_cache_dtype) {
+    d.kv_cache_dtype = *c.kv_cache_dtype;
+  } else if (f.kv_cache_dtype) {
+    d.kv_cache_dtype = parse_kv_cache_dtype_choice(*f.kv_cache_dtype, "the log's kv_cache_dtype");
+  }
   d.block_size = f.block_size;
   d.max_num_seqs = f.max_num_seqs;
   d.max_num_batched_tokens = f.max_num_batched_tokens;
@@ -174,11 +179,12 @@ void remedies_from_log(const VllmLogFacts& f, Diagnosis& d) {
 // backend refused it).
 std::string reconcile_kv_dtype(const VllmLogFacts& f, const ModelSpec& model, const GpuSpec& gpu, Deployment& dep,
                                const VllmProfile& profile, bool user_set) {
-  if (user_set || dep.kv_cache_dtype != "auto") return "";
-  const KvCacheDtype resolved = resolve_kv_cache_dtype(model, "auto");
+  if (user_set || dep.kv_cache_dtype != KvCacheDtypeChoice::kAuto) return "";
+  const KvCacheDtype resolved = resolve_kv_cache_dtype(model, KvCacheDtypeChoice::kAuto);
   if (resolved.element_bytes >= 2) return "";
   Deployment sixteen = dep;
-  sixteen.kv_cache_dtype = dtype_name(model.dtype);
+  sixteen.kv_cache_dtype = model.dtype == Dtype::kFloat16 ? KvCacheDtypeChoice::kFloat16 : KvCacheDtypeChoice::kBFloat16;
+  const std::string sixteen_name(kv_cache_dtype_choice_name(sixteen.kv_cache_dtype));
   const FitResult as_is = fit(model, gpu, dep, profile);
   const FitResult wide = fit(model, gpu, sixteen, profile);
   bool use_wide = false;
@@ -191,8 +197,7 @@ std::string reconcile_kv_dtype(const VllmLogFacts& f, const ModelSpec& model, co
   dep.kv_cache_dtype = sixteen.kv_cache_dtype;
   return fmt::format("the checkpoint declares a {} KV cache, but the log's {} matches {}: the checkpoint setting was "
                      "not in effect (edited away, or refused by the attention backend); predicting with {}",
-                     resolved.name, f.error_needed_gib ? "KV need" : "failure", sixteen.kv_cache_dtype,
-                     sixteen.kv_cache_dtype);
+                     resolved.name, f.error_needed_gib ? "KV need" : "failure", sixteen_name, sixteen_name);
 }
 
 void compare(Diagnosis& d, const std::string& figure, const std::string& unit, std::optional<double> logged,
@@ -209,9 +214,9 @@ void predict(const VllmLogFacts& f, const DiagnosisContext& c, Diagnosis& d) {
   }
   const ModelSpec& model = *c.model;
   const VllmProfile& profile = *c.profile;
-  Deployment dep = deployment_from(f, c);
   d.gpu = c.gpu->name;
   try {
+    Deployment dep = deployment_from(f, c);
     const std::string kv_note = reconcile_kv_dtype(f, model, *c.gpu, dep, profile, c.kv_cache_dtype.has_value());
     if (!kv_note.empty()) d.notes.push_back(kv_note);
     const FitResult predicted = fit(model, *c.gpu, dep, profile);

@@ -60,10 +60,7 @@ SchedulerLimits scheduler_limits(const Deployment& d, const GpuSpec& gpu, const 
       break;
     }
   }
-  if (d.entry_point != "serve" && d.entry_point != "llm") {
-    throw InputError(fmt::format("--entry-point: expected serve or llm, got \"{}\"", d.entry_point));
-  }
-  const bool llm = d.entry_point == "llm";
+  const bool llm = d.entry_point == EntryPoint::kLlm;
   limits.max_num_batched_tokens = d.max_num_batched_tokens.value_or(
       chosen ? (llm ? chosen->llm_class_max_num_batched_tokens : chosen->max_num_batched_tokens) : 2048);
   limits.max_num_seqs =
@@ -170,13 +167,14 @@ const WeightsBreakdown& FitMemo::weights(const ParallelLayout& layout) {
   return *weights_.back().second;
 }
 
-ModelSpec model_for_dtype(const ModelSpec& checkpoint, const std::string& dtype) {
-  if (dtype == "auto") return checkpoint;
-  const auto parsed = parse_torch_dtype(dtype);
-  if (!parsed) {
-    throw InputError(fmt::format("--dtype: unsupported value \"{}\" (expected auto, bfloat16, float16, float32)", dtype));
+ModelSpec model_for_dtype(const ModelSpec& checkpoint, ModelDtypeChoice dtype) {
+  switch (dtype) {
+    case ModelDtypeChoice::kAuto: return checkpoint;
+    case ModelDtypeChoice::kBFloat16: return with_dtype(checkpoint, Dtype::kBFloat16);
+    case ModelDtypeChoice::kFloat16: return with_dtype(checkpoint, Dtype::kFloat16);
+    case ModelDtypeChoice::kFloat32: return with_dtype(checkpoint, Dtype::kFloat32);
   }
-  return with_dtype(checkpoint, *parsed);
+  return checkpoint;
 }
 
 FitResult fit(const ModelSpec& checkpoint, const GpuSpec& gpu, const Deployment& d, const VllmProfile& profile) {
@@ -196,8 +194,9 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
   // The engine's choices (attention backend, scheduler defaults) are made on the first stage's GPU.
   const GpuSpec& gpu = stage_gpus.front();
   // --dtype rebuilds the unquantized tensors in another dtype.
-  const ModelSpec converted = d.dtype != "auto" ? model_for_dtype(checkpoint, d.dtype) : ModelSpec{};
-  const ModelSpec& model = d.dtype != "auto" ? converted : checkpoint;
+  const bool converts = d.dtype != ModelDtypeChoice::kAuto;
+  const ModelSpec converted = converts ? model_for_dtype(checkpoint, d.dtype) : ModelSpec{};
+  const ModelSpec& model = converts ? converted : checkpoint;
   if (memo != nullptr && &memo->model() != &model) memo = nullptr;
   FitResult r;
   r.gpu_memory_utilization = d.gpu_memory_utilization.value_or(profile.default_gpu_memory_utilization);
@@ -215,13 +214,15 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
   const AttentionBackend* backend = select_backend(profile, gpu, kind, sparse, r.kv_cache_dtype.name);
   if (backend == nullptr) {
     const AttentionBackend* fallback = first_backend_on(profile, gpu, kind, sparse);
-    r.warnings.push_back(fmt::format(
+    r.vllm_would_start = false;
+    r.start_blocker = fmt::format(
         "no {} attention backend of the vLLM {} profile accepts a {} KV cache on {}{}; vLLM would fail to start "
         "with it",
         kind == AttentionKind::kMla ? "MLA" : "standard", profile.version, r.kv_cache_dtype.name, gpu.name,
         gpu.platform == Platform::kCuda
             ? fmt::format(" (compute capability {}.{})", gpu.compute_capability_major, gpu.compute_capability_minor)
-            : ""));
+            : "");
+    r.warnings.push_back(r.start_blocker);
     backend = fallback;
   }
   r.attention_backend = backend != nullptr ? backend->name : "";
@@ -270,10 +271,7 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
       w.kv_cache = requested - w.weights.total - w.overheads.activation_peak - w.overheads.non_torch;
       if (w.overheads.cudagraph_charged) w.kv_cache -= w.overheads.cudagraph;
     }
-    const std::string mamba_mode = d.mamba_cache_mode.value_or(profile.mamba_cache_mode);
-    if (mamba_mode != "none" && mamba_mode != "align") {
-      throw InputError(fmt::format("--mamba-cache-mode: expected none or align, got \"{}\"", mamba_mode));
-    }
+    const MambaCacheMode mamba_mode = d.mamba_cache_mode.value_or(profile.mamba_cache_mode);
     w.kv = make_kv_cache_layout(model, layout, r.kv_cache_dtype, r.block_size, r.scheduler.max_num_batched_tokens,
                                 mamba_mode);
     w.num_blocks = w.kv.num_blocks(w.kv_cache);
@@ -332,8 +330,9 @@ std::vector<Explanation> explain_fit(const ModelSpec& checkpoint, const std::vec
     return stage_gpus.size() == 1 ? stage_gpus.front() : stage_gpus.at(static_cast<std::size_t>(stage));
   };
   const GpuSpec& gpu = stage_gpus.at(0);
-  const ModelSpec converted = d.dtype != "auto" ? model_for_dtype(checkpoint, d.dtype) : ModelSpec{};
-  const ModelSpec& model = d.dtype != "auto" ? converted : checkpoint;
+  const bool converts = d.dtype != ModelDtypeChoice::kAuto;
+  const ModelSpec converted = converts ? model_for_dtype(checkpoint, d.dtype) : ModelSpec{};
+  const ModelSpec& model = converts ? converted : checkpoint;
   const WorkerBudget& bw = r.binding_worker();
   const auto& o = bw.overheads;
   std::vector<Explanation> out = {

@@ -71,16 +71,29 @@ std::vector<GpuSpec> list_gpu_presets(const ConfigDir& configs) {
   return out;
 }
 
-GpuSpec custom_gpu(Bytes memory) {
+std::optional<GpuSpec> find_gpu_preset_by_memory(const ConfigDir& configs, double total_gib) {
+  if (!(total_gib > 0)) return std::nullopt;
+  std::optional<GpuSpec> best;
+  for (const GpuSpec& g : list_gpu_presets(configs)) {
+    if (std::fabs(to_gib(g.memory) - total_gib) / total_gib > 0.005) continue;
+    if (best) return std::nullopt;  // two presets match: do not guess
+    best = g;
+  }
+  return best;
+}
+
+GpuSpec custom_gpu(Bytes memory, std::optional<ComputeCapability> compute_capability) {
+  const ComputeCapability cc = compute_capability.value_or(ComputeCapability{9, 0});
   GpuSpec g;
   g.name = "custom";
   g.device_name = "custom";
   g.memory = memory;
   g.platform = Platform::kCuda;
-  // Attention backends (and so block sizes) depend on the architecture; without one, Hopper's.
-  g.compute_capability_major = 9;
-  g.compute_capability_minor = 0;
-  g.memory_source = "--gpu-memory (compute capability assumed 9.0 for backend choice)";
+  // Attention backends (and so block sizes) depend on the architecture.
+  g.compute_capability_major = cc.major;
+  g.compute_capability_minor = cc.minor;
+  g.memory_source = compute_capability ? "--gpu-memory"
+                                       : "--gpu-memory (compute capability assumed 9.0 for backend choice)";
   return g;
 }
 

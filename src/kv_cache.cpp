@@ -13,8 +13,8 @@
 
 namespace gpubudget {
 
-KvCacheDtype resolve_kv_cache_dtype(const ModelSpec& model, const std::string& requested) {
-  if (requested == "auto") {
+KvCacheDtype resolve_kv_cache_dtype(const ModelSpec& model, KvCacheDtypeChoice requested) {
+  if (requested == KvCacheDtypeChoice::kAuto) {
     const auto& q = model.quantization;
     if (q.kv_cache_dtype == "fp8_e4m3" || q.kv_cache_dtype == "fp8") {
       return {q.kv_cache_dtype, 1, fmt::format("auto: the checkpoint's {}", q.kv_cache_declaration)};
@@ -25,13 +25,12 @@ KvCacheDtype resolve_kv_cache_dtype(const ModelSpec& model, const std::string& r
       default: return {"bfloat16", 2, "auto: the model dtype"};
     }
   }
-  if (requested == "bfloat16" || requested == "float16") return {requested, 2, "--kv-cache-dtype"};
-  if (requested == "fp8" || requested == "fp8_e4m3" || requested == "fp8_e5m2" || requested == "fp8_ds_mla") {
-    return {requested, 1, "--kv-cache-dtype"};
+  const std::string name(kv_cache_dtype_choice_name(requested));
+  switch (requested) {
+    case KvCacheDtypeChoice::kBFloat16:
+    case KvCacheDtypeChoice::kFloat16: return {name, 2, "--kv-cache-dtype"};
+    default: return {name, 1, "--kv-cache-dtype"};
   }
-  throw InputError(fmt::format("--kv-cache-dtype: unsupported value \"{}\" (expected auto, bfloat16, float16, fp8, "
-                               "fp8_e4m3, fp8_e5m2 or fp8_ds_mla)",
-                               requested));
 }
 
 std::int64_t layer_kv_bytes_per_token(const AttentionSpec& a, std::int64_t tp, const KvCacheDtype& dtype) {
@@ -137,7 +136,7 @@ void group_layers(KvCacheLayout& kv) {
 
 KvCacheLayout make_kv_cache_layout(const ModelSpec& model, const ParallelLayout& layout, const KvCacheDtype& dtype,
                                    std::int64_t block_size, std::int64_t max_num_batched_tokens,
-                                   const std::string& mamba_cache_mode) {
+                                   MambaCacheMode mamba_cache_mode) {
   KvCacheLayout kv;
   kv.dcp = layout.dcp;
   kv.max_num_batched_tokens = max_num_batched_tokens;
@@ -160,7 +159,7 @@ KvCacheLayout make_kv_cache_layout(const ModelSpec& model, const ParallelLayout&
       l.kind = AttentionKind::kMamba;
       l.state_bytes = st.conv_channels / layout.tp * st.conv_width * element_bytes(st.conv_dtype) +
                       st.ssm_heads / layout.tp * st.ssm_head_elements * element_bytes(st.ssm_dtype);
-      l.state_blocks = mamba_cache_mode == "align" ? 2 : 1;
+      l.state_blocks = mamba_cache_mode == MambaCacheMode::kAlign ? 2 : 1;
       mamba_state = std::max(mamba_state, l.state_bytes);
       kv.layers.push_back(l);
       continue;

@@ -20,10 +20,7 @@ bool serves(const ModelSpec& model, const GpuSpec& gpu, const Deployment& deploy
       d.max_num_seqs = request.concurrency;
       r = fit(model, gpu, d, profile);
     }
-    const bool starts = std::none_of(r.warnings.begin(), r.warnings.end(), [](const std::string& w) {
-      return w.find("would fail to start") != std::string::npos;
-    });
-    const bool ok = r.fits && starts && r.max_concurrency >= static_cast<double>(request.concurrency);
+    const bool ok = r.fits && r.vllm_would_start && r.max_concurrency >= static_cast<double>(request.concurrency);
     if (result != nullptr) *result = std::move(r);
     if (used != nullptr) *used = d;
     return ok;

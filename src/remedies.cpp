@@ -18,12 +18,6 @@ constexpr double kSafeUtilization = 0.95;
 // A --max-num-batched-tokens low enough to shrink the profile run, high enough to keep chunked prefill useful.
 constexpr std::int64_t kSmallBatchedTokens = 2048;
 
-std::string startup_caveat(const FitResult& r) {
-  for (const auto& w : r.warnings) {
-    if (w.find("would fail to start") != std::string::npos) return w;
-  }
-  return "";
-}
 
 }  // namespace
 
@@ -41,8 +35,7 @@ std::vector<Remedy> find_remedies(const ModelSpec& model, const std::vector<GpuS
     modify(d);
     try {
       const FitResult r = fit(model, gpus, d, profile, memo);
-      Remedy remedy{change, std::move(flags), r.max_model_len, r.fits, startup_caveat(r), false};
-      remedy.blocked = !remedy.caveat.empty();
+      Remedy remedy{change, std::move(flags), r.max_model_len, r.fits, r.start_blocker, !r.vllm_would_start};
       if (remedy.caveat.empty()) remedy.caveat = extra_caveat;
       if (remedy.max_model_len > base.max_model_len) out.push_back(std::move(remedy));
     } catch (const InputError&) {
@@ -51,7 +44,7 @@ std::vector<Remedy> find_remedies(const ModelSpec& model, const std::vector<GpuS
   };
 
   if (base.kv_cache_dtype.element_bytes > 1) {
-    attempt("FP8 KV cache", {"--kv-cache-dtype", "fp8"}, [](Deployment& d) { d.kv_cache_dtype = "fp8"; }, stage_gpus);
+    attempt("FP8 KV cache", {"--kv-cache-dtype", "fp8"}, [](Deployment& d) { d.kv_cache_dtype = KvCacheDtypeChoice::kFp8; }, stage_gpus);
   }
   if (base.gpu_memory_utilization < kSafeUtilization && !deployment.kv_cache_memory) {
     attempt(fmt::format("GPU memory utilization {:.2f}", kSafeUtilization),

@@ -14,11 +14,12 @@ std::vector<SweepRow> run_sweep(const ModelSpec& model, const SweepAxes& axes, c
     for (const auto tp : axes.tensor_parallel) {
       for (const auto pp : axes.pipeline_parallel) {
         for (const auto dcp : axes.decode_context_parallel) {
-          for (const auto& kv : axes.kv_cache_dtypes) {
+          for (const KvCacheDtypeChoice kv : axes.kv_cache_dtypes) {
             for (const auto& util : axes.utilizations) {
               for (const auto& seqs : axes.max_num_seqs) {
                 SweepRow row;
                 row.gpu = gpu.name;
+                row.gpu_memory = gpu.memory;
                 row.deployment = base;
                 Deployment& d = row.deployment;
                 d.tensor_parallel_size = tp;
@@ -42,9 +43,9 @@ std::vector<SweepRow> run_sweep(const ModelSpec& model, const SweepAxes& axes, c
                   row.weights_per_gpu = w.weights.total;
                   row.kv_cache_per_gpu = w.kv_cache;
                   row.warnings = r.warnings;
-                  for (const auto& warning : r.warnings) {
-                    if (warning.find("would fail to start") != std::string::npos) row.starts = false;
-                  }
+                  row.starts = r.vllm_would_start;
+                  row.gpu_memory_utilization = r.gpu_memory_utilization;
+                  row.block_size = r.block_size;
                 } catch (const InputError& e) {
                   row.error = e.what();
                 }

@@ -45,8 +45,13 @@ VllmProfile parse_profile(const std::filesystem::path& path) {
   p.default_gpu_memory_utilization = r.number("default_gpu_memory_utilization", 0.01, 1.0);
   p.charges_cudagraph_memory = r.boolean("charges_cudagraph_memory", false);
   p.kv_tokens_from_concurrency = r.boolean("kv_tokens_from_concurrency", false);
-  p.mamba_cache_mode = r.optional_string("mamba_cache_mode").value_or("none");
-  if (p.mamba_cache_mode != "none" && p.mamba_cache_mode != "align") r.fail("mamba_cache_mode", "\"none\" or \"align\"");
+  if (r.has("mamba_cache_mode")) {
+    try {
+      p.mamba_cache_mode = parse_mamba_cache_mode(r.string("mamba_cache_mode"), r.path("mamba_cache_mode"));
+    } catch (const InputError&) {
+      r.fail("mamba_cache_mode", "\"none\" or \"align\"");
+    }
+  }
 
   const detail::JsonReader m = r.object("messages");
   m.reject_unknown_keys({"kv_cache_too_small", "estimate_sentence", "no_kv_memory", "gib_format"});

@@ -7,7 +7,6 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
 
 #include "cli_values.h"
 #include "diagnose_command.h"
@@ -19,6 +18,7 @@
 #include "sweep_command.h"
 #include "weights_command.h"
 #include "gpubudget/error.h"
+#include "gpubudget/json_documents.h"
 #include "gpubudget/load.h"
 #include "gpubudget/weights.h"
 #include "gpubudget/version.h"
@@ -56,15 +56,15 @@ void add_fit_options(CLI::App& fit, FitOptions& o) {
   fit.add_option("--pp-layer-partition", o.pp_layer_partition, "decoder layers per stage, e.g. 31,30 (VLLM_PP_LAYER_PARTITION)");
   fit.add_option("--vllm-env", o.vllm_env, "VLLM_PP_LAYER_PARTITION=... or VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0|1");
   fit.add_option("--gpu-memory-utilization", d.gpu_memory_utilization, "fraction of the GPU vLLM may use");
-  fit.add_option("--dtype", d.dtype, "auto, bfloat16, float16, float32: unquantized weights and auto KV dtype");
-  fit.add_option("--kv-cache-dtype", d.kv_cache_dtype, "auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2, fp8_ds_mla");
+  fit.add_option("--dtype", o.dtype, "auto, bfloat16, float16, float32: unquantized weights and auto KV dtype");
+  fit.add_option("--kv-cache-dtype", o.kv_cache_dtype, "auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2, fp8_ds_mla");
   fit.add_option("--max-model-len", o.max_model_len, "length to judge: N, 128k, auto or -1 (default: model maximum)");
   fit.add_option("--max-num-seqs", d.max_num_seqs, "default: vLLM's for the GPU")->check(CLI::PositiveNumber);
   fit.add_option("--max-num-batched-tokens", o.max_num_batched_tokens, "default: vLLM's for the GPU");
   fit.add_option("--block-size", d.block_size, "default: the attention backend's")->check(CLI::PositiveNumber);
   add_startup_flags(fit, d);
-  fit.add_option("--entry-point", d.entry_point, "serve (vllm serve, default) or llm (the offline LLM class): scheduler defaults");
-  fit.add_option("--mamba-cache-mode", d.mamba_cache_mode, "hybrid models: none or align (default: the version's)");
+  fit.add_option("--entry-point", o.entry_point, "serve (vllm serve, default) or llm (the offline LLM class): scheduler defaults");
+  fit.add_option("--mamba-cache-mode", o.mamba_cache_mode, "hybrid models: none or align (default: the version's)");
   fit.add_option("--kv-cache-memory-bytes", o.kv_cache_memory_bytes, "fixed KV budget, bypasses utilization");
   fit.add_flag("--json", o.json, "one JSON document on stdout");
   fit.add_flag("--explain", o.explain, "show the formula and inputs behind each figure");
@@ -77,7 +77,7 @@ void add_weights_options(CLI::App& w, WeightsOptions& o) {
   w.add_option("--vllm-version", o.vllm_version, "vLLM version whose behaviour to reproduce (default: newest)");
   auto& d = o.deployment;
   add_parallel_options(w, d);
-  w.add_option("--dtype", d.dtype, "auto, bfloat16, float16, float32: unquantized weights");
+  w.add_option("--dtype", o.dtype, "auto, bfloat16, float16, float32: unquantized weights");
   w.add_option("--by", o.by, "component (default), layer or tensor");
   w.add_flag("--no-headers", o.no_headers, "ignore safetensors files in the model folder");
   w.add_flag("--json", o.json, "one JSON document on stdout");
@@ -99,7 +99,7 @@ void add_sweep_options(CLI::App& s, SweepOptions& o) {
   auto& d = o.deployment;
   s.add_option("--data-parallel-size", d.data_parallel_size, "-dp: data-parallel size")->check(CLI::PositiveNumber);
   s.add_flag("--enable-expert-parallel", d.enable_expert_parallel, "shard routed experts whole over TPxDP");
-  s.add_option("--dtype", d.dtype, "auto, bfloat16, float16, float32");
+  s.add_option("--dtype", o.dtype, "auto, bfloat16, float16, float32");
   add_startup_flags(s, d);
 }
 
@@ -112,9 +112,9 @@ void add_plan_options(CLI::App& p, PlanOptions& o) {
       ->check(CLI::PositiveNumber);
   p.add_option("--vllm-version", o.vllm_version, "vLLM version whose behaviour to reproduce (default: newest)");
   auto& d = o.deployment;
-  p.add_option("--kv-cache-dtype", d.kv_cache_dtype, "auto, bfloat16, fp8, ...");
+  p.add_option("--kv-cache-dtype", o.kv_cache_dtype, "auto, bfloat16, fp8, ...");
   p.add_option("--gpu-memory-utilization", d.gpu_memory_utilization, "fraction of the GPU vLLM may use");
-  p.add_option("--dtype", d.dtype, "auto, bfloat16, float16, float32");
+  p.add_option("--dtype", o.dtype, "auto, bfloat16, float16, float32");
   p.add_flag("--json", o.json, "JSON array");
 }
 
@@ -154,18 +154,7 @@ int run_calibrate(const CalibrateOptions& o, const ConfigDir& configs, std::ostr
 int run_gpus(const ConfigDir& configs, bool json, std::ostream& out) {
   const auto presets = list_gpu_presets(configs);
   if (json) {
-    nlohmann::ordered_json array = nlohmann::ordered_json::array();
-    for (const auto& g : presets) {
-      array.push_back({{"name", g.name},
-                       {"device_name", g.device_name},
-                       {"memory_bytes", g.memory.count()},
-                       {"nvidia_smi_mib", g.nvidia_smi_mib},
-                       {"compute_capability", g.platform == Platform::kCuda
-                                                  ? fmt::format("{}.{}", g.compute_capability_major,
-                                                                g.compute_capability_minor)
-                                                  : std::string("rocm")}});
-    }
-    out << array.dump(2) << "\n";
+    out << gpus_json(presets);
     return 0;
   }
   out << fmt::format("{:<14} {:<46} {:>12} {:>12}  {}\n", "name", "device", "visible GiB", "smi MiB", "cc");

@@ -61,8 +61,10 @@ std::string vllm_serve_line(const FitOptions& o, const Deployment& d, const FitR
   if (d.num_redundant_experts > 0) {
     line += fmt::format(" --enable-eplb --eplb-config '{{\"num_redundant_experts\": {}}}'", d.num_redundant_experts);
   }
-  if (d.dtype != "auto") add("--dtype", d.dtype);
-  if (d.kv_cache_dtype != "auto") add("--kv-cache-dtype", d.kv_cache_dtype);
+  if (d.dtype != ModelDtypeChoice::kAuto) add("--dtype", std::string(model_dtype_choice_name(d.dtype)));
+  if (d.kv_cache_dtype != KvCacheDtypeChoice::kAuto) {
+    add("--kv-cache-dtype", std::string(kv_cache_dtype_choice_name(d.kv_cache_dtype)));
+  }
   add("--max-model-len", std::to_string(r.fits ? r.judged_max_model_len : r.max_model_len));
   add("--gpu-memory-utilization", fmt::format("{}", r.gpu_memory_utilization));
   if (d.max_num_seqs) add("--max-num-seqs", std::to_string(*d.max_num_seqs));
@@ -87,6 +89,10 @@ ResolvedFit resolve_fit_options(const FitOptions& o, const ConfigDir& configs) {
                   o.profile_file.empty() ? load_vllm_profile(o.vllm_version, configs)
                                          : load_vllm_profile_file(o.profile_file)};
   Deployment& d = out.deployment;
+  d.dtype = parse_model_dtype_choice(o.dtype);
+  d.kv_cache_dtype = parse_kv_cache_dtype_choice(o.kv_cache_dtype);
+  d.entry_point = parse_entry_point(o.entry_point);
+  if (!o.mamba_cache_mode.empty()) d.mamba_cache_mode = parse_mamba_cache_mode(o.mamba_cache_mode);
   d.max_model_len = parse_max_model_len(o.max_model_len);
   if (!o.kv_cache_memory_bytes.empty()) {
     d.kv_cache_memory = Bytes(parse_human_int("--kv-cache-memory-bytes", o.kv_cache_memory_bytes));
@@ -142,17 +148,16 @@ int run_fit(const FitOptions& o, const ConfigDir& configs, std::ostream& out, st
   const Deployment& d = f.deployment;
   FitMemo memo(f.model);  // the remedies mostly keep the fit's layout and weights
   const FitResult result = fit(f.model, f.gpus, d, f.profile, &memo);
-  ReportContext context{f.model, f.gpus.front(), d, f.profile,
-                        o.vllm_version.empty() ? f.profile.version : o.vllm_version, {}};
-  if (!result.fits) context.remedies = find_remedies(f.model, f.gpus, d, f.profile, result, &memo);
+  const FitQuery query{f.model, f.gpus, d, f.profile, o.vllm_version};
+  std::vector<Remedy> remedies;
+  if (!result.fits) remedies = find_remedies(f.model, f.gpus, d, f.profile, result, &memo);
   if (o.vllm_args) {
     out << vllm_serve_line(o, d, result) << "\n";
   } else if (o.json) {
-    write_fit_json(context, result, out);
+    out << fit_json(query, result, remedies);
   } else {
-    write_fit_text(context, result, o.explain ? explain_fit(f.model, f.gpus, d, f.profile, result)
-                                              : std::vector<Explanation>{},
-                   out);
+    write_fit_text(query, result, remedies,
+                   o.explain ? explain_fit(f.model, f.gpus, d, f.profile, result) : std::vector<Explanation>{}, out);
   }
   for (const auto& w : result.warnings) err << "warning: " << w << "\n";
   warn_if_headers_differ(f.model, f.gpus.front(), d, f.profile, err);

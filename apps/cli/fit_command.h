@@ -23,6 +23,11 @@ struct FitOptions {
   std::string max_num_batched_tokens;
   std::string pp_layer_partition;       // "16,15": layers per stage (VLLM_PP_LAYER_PARTITION)
   std::vector<std::string> vllm_env;    // VLLM_*=VALUE assignments that change memory
+  // vLLM's spellings, parsed into the deployment's enums by resolve_fit_options.
+  std::string dtype = "auto";
+  std::string kv_cache_dtype = "auto";
+  std::string entry_point = "serve";
+  std::string mamba_cache_mode;          // "" = the version's default
   Deployment deployment;
   bool json = false;
   bool explain = false;

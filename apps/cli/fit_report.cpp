@@ -1,7 +1,5 @@
 #include "fit_report.h"
 
-#include "json_out.h"
-
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -80,118 +78,16 @@ std::vector<std::string> kv_group_lines(const KvCacheLayout& kv, std::int64_t ma
 
 }  // namespace
 
-void write_fit_json(const ReportContext& c, const FitResult& r, std::ostream& out) {
-  const WorkerBudget& w = r.binding_worker();
-  std::string text;
-  JsonOut j(text);
-  j.begin_object();
-  j.field("schema_version", 1);
-  j.begin_object("model")
-      .field("architecture", c.model.architecture)
-      .field("model_type", c.model.model_type)
-      .field("num_layers", c.model.layers.size())
-      .field("attention", attention_mix(c.model))
-      .field("derived_max_model_len", c.model.derived_max_model_len)
-      .field("derived_max_model_len_source", c.model.derived_max_model_len_source)
-      .field("source", c.model.source)
-      .end();
-  j.begin_object("deployment")
-      .field("gpu", c.gpu.name)
-      .field("gpu_memory_bytes", c.gpu.memory.count())
-      .field("tensor_parallel_size", c.deployment.tensor_parallel_size)
-      .field("pipeline_parallel_size", c.deployment.pipeline_parallel_size)
-      .field("data_parallel_size", c.deployment.data_parallel_size)
-      .field("decode_context_parallel_size", c.deployment.decode_context_parallel_size)
-      .field("enable_expert_parallel", c.deployment.enable_expert_parallel)
-      .field("gpu_memory_utilization", r.gpu_memory_utilization)
-      .field("kv_cache_dtype", r.kv_cache_dtype.name)
-      .field("kv_cache_dtype_reason", r.kv_cache_dtype.reason)
-      .field("block_size", r.block_size)
-      .field_or_null("attention_backend", r.attention_backend)
-      .field("max_num_seqs", r.scheduler.max_num_seqs)
-      .field("max_num_batched_tokens", r.scheduler.max_num_batched_tokens)
-      .field("enforce_eager", c.deployment.enforce_eager)
-      .field("skip_mm_profiling", c.deployment.skip_mm_profiling)
-      .field("vllm_version", c.vllm_version)
-      .field("vllm_profile", c.profile.version)
-      .end();
-  j.begin_object("per_gpu")
-      .field("pp_rank", w.pp_rank)
-      .field("requested_bytes", w.requested.count())
-      .field("weights_bytes", w.weights.total.count())
-      .begin_array("weights_components");
-  for (const auto& comp : w.weights.components) {
-    j.begin_object().field("name", component_name(comp.component)).field("bytes", comp.bytes.count()).end();
-  }
-  j.end()
-      .field("activation_peak_bytes", w.overheads.activation_peak.count())
-      .field("encoder_profile_bytes", w.overheads.encoder.pass.count())
-      .field("non_torch_bytes", w.overheads.non_torch.count())
-      .field("cudagraph_bytes", w.overheads.cudagraph_charged ? w.overheads.cudagraph.count() : 0)
-      .field("cudagraph_estimate_bytes", w.overheads.cudagraph.count())
-      .field("kv_cache_bytes", w.kv_cache.count())
-      .field("overhead_relative_uncertainty", w.overheads.relative_uncertainty)
-      .end();
-  j.begin_object("kv_cache")
-      .field("bytes_per_token", w.kv.bytes_per_token())
-      .field("block_bytes", w.kv.block_bytes())
-      .field("num_blocks", r.num_blocks)
-      .field("tokens", r.kv_cache_tokens)
-      .field("max_concurrency", std::round(r.max_concurrency * 100.0) / 100.0)
-      .end();
-  j.field("max_model_len", r.max_model_len);
-  j.begin_array("max_model_len_range").element(r.max_model_len_low).element(r.max_model_len_high).end();
-  j.begin_object("request")
-      .field("max_model_len", r.judged_max_model_len)
-      .field("needed_bytes", r.needed.count())
-      .field("fits", r.fits)
-      .field_or_null("vllm_error", r.vllm_error)
-      .end();
-  j.begin_array("workers");
-  for (const auto& wk : r.workers) {
-    j.begin_object()
-        .field("pp_rank", wk.pp_rank)
-        .field("gpu", wk.gpu)
-        .begin_array("layers")
-        .element(wk.first_layer)
-        .element(wk.end_layer)
-        .end()
-        .field("weights_bytes", wk.weights.total.count())
-        .field("kv_cache_bytes", wk.kv_cache.count())
-        .field("num_blocks", wk.num_blocks)
-        .field("needed_bytes", wk.needed.count())
-        .field("max_model_len", wk.max_model_len)
-        .end();
-  }
-  j.end();
-  j.begin_array("remedies");
-  for (const auto& rem : c.remedies) {
-    j.begin_object().field("change", rem.change).begin_array("flags");
-    for (const auto& flag : rem.flags) j.element(flag);
-    j.end()
-        .field("max_model_len", rem.max_model_len)
-        .field("reaches_target", rem.reaches_target)
-        .field("vllm_would_start", !rem.blocked)
-        .field_or_null("caveat", rem.caveat)
-        .end();
-  }
-  j.end();
-  j.begin_array("warnings");
-  for (const auto& warning : r.warnings) j.element(warning);
-  j.end();
-  j.end();
-  text += '\n';
-  out << text;
-}
-
-void write_fit_text(const ReportContext& c, const FitResult& r, const std::vector<Explanation>& explanations,
-                    std::ostream& out) {
+void write_fit_text(const FitQuery& c, const FitResult& r, const std::vector<Remedy>& remedies,
+                    const std::vector<Explanation>& explanations, std::ostream& out) {
   const WorkerBudget& w = r.binding_worker();
   const auto& d = c.deployment;
+  const GpuSpec& gpu = c.gpus.front();
+  const std::string vllm_version = c.vllm_version.empty() ? c.profile.version : c.vllm_version;
   std::string gpus = fmt::format("{} x {} ({})", d.tensor_parallel_size * d.pipeline_parallel_size * d.data_parallel_size,
-                                 c.gpu.name, gib2(c.gpu.memory));
+                                 gpu.name, gib2(gpu.memory));
   for (const auto& wk : r.workers) {
-    if (wk.gpu != c.gpu.name) {
+    if (wk.gpu != gpu.name) {
       std::vector<std::string> names;
       for (const auto& each : r.workers) names.push_back(each.gpu);
       gpus = fmt::format("{} GPUs, one per pipeline stage: {}", d.tensor_parallel_size * d.pipeline_parallel_size *
@@ -203,7 +99,7 @@ void write_fit_text(const ReportContext& c, const FitResult& r, const std::vecto
   out << fmt::format("{} ({}) on {}, TP={} PP={} DP={}{}\n", c.model.architecture, c.model.source, gpus,
                      d.tensor_parallel_size, d.pipeline_parallel_size, d.data_parallel_size,
                      d.decode_context_parallel_size > 1 ? fmt::format(" DCP={}", d.decode_context_parallel_size) : "");
-  out << fmt::format("vLLM {} behaviour (profile {}), KV cache {} ({}), block size {}{}\n\n", c.vllm_version,
+  out << fmt::format("vLLM {} behaviour (profile {}), KV cache {} ({}), block size {}{}\n\n", vllm_version,
                      c.profile.version, r.kv_cache_dtype.name, r.kv_cache_dtype.reason, r.block_size,
                      r.attention_backend.empty() ? "" : fmt::format(" ({})", r.attention_backend));
   out << fmt::format("Per-GPU budget{}:\n", r.workers.size() > 1 ? fmt::format(" (binding stage {})", w.pp_rank) : "");
@@ -245,10 +141,10 @@ void write_fit_text(const ReportContext& c, const FitResult& r, const std::vecto
   out << fmt::format("Requested length {}{}: needs {} of KV cache per GPU -> {}\n", with_commas(r.judged_max_model_len),
                      r.judged_is_derived ? " (the model's maximum)" : "", gib2(r.needed),
                      r.fits ? "FITS" : "DOES NOT FIT");
-  if (!r.vllm_error.empty()) out << "vLLM " << c.vllm_version << " would stop with: " << r.vllm_error << "\n";
-  if (!c.remedies.empty()) {
+  if (!r.vllm_error.empty()) out << "vLLM " << vllm_version << " would stop with: " << r.vllm_error << "\n";
+  if (!remedies.empty()) {
     out << fmt::format("\nTo fit {} tokens, best first:\n", with_commas(r.judged_max_model_len));
-    for (const auto& rem : c.remedies) {
+    for (const auto& rem : remedies) {
       out << fmt::format("  {:<44} {:<40} largest {:>9}{}\n", rem.change, fmt::format("{}", fmt::join(rem.flags, " ")),
                          with_commas(rem.max_model_len),
                          rem.blocked ? "  (vLLM would not start)" : rem.reaches_target ? "  fits" : "");

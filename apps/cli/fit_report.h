@@ -1,26 +1,16 @@
-// Rendering a FitResult: the fixed JSON document of docs/cli.md, or a human-readable budget.
+// The human-readable `fit` report: the budget, the KV cache, the largest length, the verdict and the
+// remedies (the JSON document is the library's fit_json).
 #pragma once
 
 #include <ostream>
-#include <string>
+#include <vector>
 
-#include "gpubudget/fit.h"
-#include "gpubudget/remedies.h"
+#include "gpubudget/json_documents.h"
 
 namespace gpubudget::cli {
 
-struct ReportContext {
-  const ModelSpec& model;
-  const GpuSpec& gpu;
-  const Deployment& deployment;
-  const VllmProfile& profile;
-  std::string vllm_version;  // as requested (or the profile's, when not given)
-  std::vector<Remedy> remedies;  // when the judged length does not fit
-};
-
-void write_fit_json(const ReportContext& context, const FitResult& result, std::ostream& out);
 // `explanations` (explain_fit) are printed after the report when not empty (`--explain`).
-void write_fit_text(const ReportContext& context, const FitResult& result,
+void write_fit_text(const FitQuery& query, const FitResult& result, const std::vector<Remedy>& remedies,
                     const std::vector<Explanation>& explanations, std::ostream& out);
 
 }  // namespace gpubudget::cli

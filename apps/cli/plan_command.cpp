@@ -1,10 +1,12 @@
 #include "plan_command.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "cli_values.h"
 #include "gpubudget/error.h"
+#include "gpubudget/json_documents.h"
 #include "gpubudget/plan.h"
 
 namespace gpubudget::cli {
@@ -24,29 +26,14 @@ int run_plan(const PlanOptions& o, const ConfigDir& configs, std::ostream& out) 
   } else {
     for (const auto& name : split_list(o.gpus)) gpus.push_back(load_gpu_preset(name, configs));
   }
-  const auto answers = plan_deployments(model, gpus, o.deployment, profile, request);
+  Deployment base = o.deployment;
+  base.dtype = parse_model_dtype_choice(o.dtype);
+  base.kv_cache_dtype = parse_kv_cache_dtype_choice(o.kv_cache_dtype);
+  const auto answers = plan_deployments(model, gpus, base, profile, request);
   bool any = false;
   if (o.json) {
-    nlohmann::ordered_json j = nlohmann::ordered_json::array();
-    for (const auto& a : answers) {
-      nlohmann::ordered_json row = {{"gpu", a.gpu}, {"found", a.found}};
-      if (a.found) {
-        row["gpus"] = a.gpus;
-        row["tensor_parallel_size"] = a.deployment.tensor_parallel_size;
-        row["pipeline_parallel_size"] = a.deployment.pipeline_parallel_size;
-        row["max_num_seqs"] = a.deployment.max_num_seqs ? nlohmann::ordered_json(*a.deployment.max_num_seqs)
-                                                        : nlohmann::ordered_json(nullptr);
-        row["max_concurrency"] = std::round(a.concurrency * 100.0) / 100.0;
-        row["weights_bytes"] = a.weights_per_gpu.count();
-        row["kv_cache_bytes"] = a.kv_cache_per_gpu.count();
-      } else {
-        row["why_not"] = a.why_not;
-      }
-      any = any || a.found;
-      j.push_back(row);
-    }
-    out << j.dump(2) << "\n";
-    return any ? 0 : 1;
+    out << plan_json(answers);
+    return std::any_of(answers.begin(), answers.end(), [](const PlanAnswer& a) { return a.found; }) ? 0 : 1;
   }
   out << fmt::format("{}: {} concurrent requests of {} tokens, cheapest first (fewest GPUs)\n", o.model,
                      request.concurrency, request.max_model_len);
@@ -63,7 +50,9 @@ int run_plan(const PlanOptions& o, const ConfigDir& configs, std::ostream& out) 
     if (d.pipeline_parallel_size > 1) launch += fmt::format(" -pp {}", d.pipeline_parallel_size);
     launch += fmt::format(" --max-model-len {}", request.max_model_len);
     if (d.max_num_seqs) launch += fmt::format(" --max-num-seqs {}", *d.max_num_seqs);
-    if (d.kv_cache_dtype != "auto") launch += " --kv-cache-dtype " + d.kv_cache_dtype;
+    if (d.kv_cache_dtype != KvCacheDtypeChoice::kAuto) {
+      launch += fmt::format(" --kv-cache-dtype {}", kv_cache_dtype_choice_name(d.kv_cache_dtype));
+    }
     if (d.gpu_memory_utilization) launch += fmt::format(" --gpu-memory-utilization {}", *d.gpu_memory_utilization);
     out << fmt::format("{:<14} {:>5} {:>4} {:>4} {:>11.2f}x {:>10.2f} {:>9.2f}  {}\n", a.gpu, a.gpus,
                        d.tensor_parallel_size, d.pipeline_parallel_size, a.concurrency, to_gib(a.weights_per_gpu),

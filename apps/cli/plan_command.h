@@ -17,7 +17,9 @@ struct PlanOptions {
   std::int64_t concurrency = 1;
   std::string vllm_version;
   std::int64_t max_pipeline = 8;
-  Deployment deployment;  // kv dtype, utilization, dtype ...
+  std::string dtype = "auto";
+  std::string kv_cache_dtype = "auto";
+  Deployment deployment;  // utilization ...
   bool json = false;
 };
 

@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
 
 #include "cli_values.h"
 #include "gpubudget/error.h"
+#include "gpubudget/json_documents.h"
 #include "gpubudget/sweep.h"
 #include "sweep_svg.h"
 
@@ -39,7 +39,7 @@ std::vector<std::optional<double>> utilization_list(const std::string& text) {
   return out;
 }
 
-std::string short_error(const std::string& error, const std::string& source) {
+std::string short_error(const std::string& error, const std::string& source) {  // as in sweep_json
   if (error.rfind(source + ": ", 0) == 0) return error.substr(source.size() + 2);
   return error;
 }
@@ -49,7 +49,7 @@ std::string label_of(const SweepRow& r, const SweepOptions& o) {
   std::string label = fmt::format("{} tp{}", r.gpu, d.tensor_parallel_size);
   if (d.pipeline_parallel_size > 1 || o.pp != "1") label += fmt::format(" pp{}", d.pipeline_parallel_size);
   if (d.decode_context_parallel_size > 1 || o.dcp != "1") label += fmt::format(" dcp{}", d.decode_context_parallel_size);
-  label += " kv " + (r.valid ? r.kv_cache_dtype : d.kv_cache_dtype);
+  label += " kv " + (r.valid ? r.kv_cache_dtype : std::string(kv_cache_dtype_choice_name(d.kv_cache_dtype)));
   if (d.gpu_memory_utilization) label += fmt::format(" util {:.2f}", *d.gpu_memory_utilization);
   if (d.max_num_seqs) label += fmt::format(" seqs {}", *d.max_num_seqs);
   return label;
@@ -69,13 +69,15 @@ int run_sweep_command(const SweepOptions& o, const ConfigDir& configs, std::ostr
   axes.tensor_parallel = int_list("--tensor-parallel-size", o.tp);
   axes.pipeline_parallel = int_list("--pipeline-parallel-size", o.pp);
   axes.decode_context_parallel = int_list("--decode-context-parallel-size", o.dcp);
-  axes.kv_cache_dtypes = split_list(o.kv_cache_dtypes);
+  axes.kv_cache_dtypes.clear();
+  for (const auto& name : split_list(o.kv_cache_dtypes)) axes.kv_cache_dtypes.push_back(parse_kv_cache_dtype_choice(name));
   axes.utilizations = utilization_list(o.utilizations);
   if (!o.max_num_seqs.empty()) {
     axes.max_num_seqs.clear();
     for (const auto v : int_list("--max-num-seqs", o.max_num_seqs)) axes.max_num_seqs.emplace_back(v);
   }
   Deployment base = o.deployment;
+  base.dtype = parse_model_dtype_choice(o.dtype);
   if (!o.max_num_batched_tokens.empty()) {
     base.max_num_batched_tokens = parse_human_int("--max-num-batched-tokens", o.max_num_batched_tokens);
   }
@@ -84,35 +86,7 @@ int run_sweep_command(const SweepOptions& o, const ConfigDir& configs, std::ostr
   const std::int64_t target_shown = target > 0 ? target : model.derived_max_model_len;
 
   if (o.format == "json") {
-    nlohmann::ordered_json j = nlohmann::ordered_json::array();
-    for (const auto& r : rows) {
-      const Deployment& d = r.deployment;
-      nlohmann::ordered_json row = {{"gpu", r.gpu},
-                                    {"tensor_parallel_size", d.tensor_parallel_size},
-                                    {"pipeline_parallel_size", d.pipeline_parallel_size},
-                                    {"decode_context_parallel_size", d.decode_context_parallel_size},
-                                    {"kv_cache_dtype", r.valid ? r.kv_cache_dtype : d.kv_cache_dtype},
-                                    {"gpu_memory_utilization", d.gpu_memory_utilization
-                                                                   ? nlohmann::ordered_json(*d.gpu_memory_utilization)
-                                                                   : nlohmann::ordered_json(nullptr)},
-                                    {"max_num_seqs", d.max_num_seqs ? nlohmann::ordered_json(*d.max_num_seqs)
-                                                                    : nlohmann::ordered_json(nullptr)},
-                                    {"valid", r.valid},
-                                    {"error", r.valid ? nlohmann::ordered_json(nullptr)
-                                                      : nlohmann::ordered_json(short_error(r.error, model.source))}};
-      if (r.valid) {
-        row["max_model_len"] = r.max_model_len;
-        row["kv_cache_tokens"] = r.kv_cache_tokens;
-        row["target_len"] = target_shown;
-        row["concurrency_at_target"] = std::round(r.concurrency_at_target * 100.0) / 100.0;
-        row["weights_bytes"] = r.weights_per_gpu.count();
-        row["kv_cache_bytes"] = r.kv_cache_per_gpu.count();
-        row["vllm_would_start"] = r.starts;
-        row["warnings"] = r.warnings;
-      }
-      j.push_back(row);
-    }
-    out << j.dump(2) << "\n";
+    out << sweep_json(model, rows, target_shown, o.vllm_version.empty() ? profile.version : o.vllm_version);
     return 0;
   }
   if (o.format == "svg") {
@@ -151,7 +125,7 @@ int run_sweep_command(const SweepOptions& o, const ConfigDir& configs, std::ostr
     const Deployment& d = r.deployment;
     const std::string util = d.gpu_memory_utilization ? fmt::format("{:.2f}", *d.gpu_memory_utilization) : "";
     const std::string seqs = d.max_num_seqs ? std::to_string(*d.max_num_seqs) : "";
-    const std::string kv = r.valid ? r.kv_cache_dtype : d.kv_cache_dtype;
+    const std::string kv = r.valid ? r.kv_cache_dtype : std::string(kv_cache_dtype_choice_name(d.kv_cache_dtype));
     if (csv) {
       std::string error = short_error(r.error, model.source);
       for (auto& ch : error) {

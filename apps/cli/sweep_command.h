@@ -22,6 +22,7 @@ struct SweepOptions {
   std::string format = "table";
   std::string vllm_version;
   std::string max_num_batched_tokens;
+  std::string dtype = "auto";
   Deployment deployment;     // the settings that are not swept
 };
 

@@ -15,6 +15,7 @@ struct WeightsOptions {
   std::string gpu;           // preset: sets the MXFP4 padding of its backend; optional
   std::string vllm_version;  // "" = newest modelled
   std::string by = "component";
+  std::string dtype = "auto";
   Deployment deployment;
   bool json = false;
   bool no_headers = false;   // do not read safetensors headers even when present

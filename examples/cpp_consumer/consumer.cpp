@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
     const auto v015 = gpubudget::load_vllm_profile("0.15", configs);
     gpubudget::Deployment incident;
     incident.tensor_parallel_size = 8;
-    incident.kv_cache_dtype = "bfloat16";
+    incident.kv_cache_dtype = gpubudget::KvCacheDtypeChoice::kBFloat16;
     incident.gpu_memory_utilization = 0.9;
     const gpubudget::FitResult r = gpubudget::fit(kimi, rtx, incident, v015);
 
@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
     axes.gpus = {rtx};
     axes.tensor_parallel = {8};
     axes.decode_context_parallel = {1, 8};
-    axes.kv_cache_dtypes = {"bfloat16"};
+    axes.kv_cache_dtypes = {gpubudget::KvCacheDtypeChoice::kBFloat16};
     axes.utilizations = {0.9};
     const auto rows = gpubudget::run_sweep(kimi, axes, gpubudget::Deployment{}, v015, 262144);
 

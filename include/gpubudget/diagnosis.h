@@ -22,7 +22,7 @@ struct DiagnosisContext {
   std::string model_name;              // how the user named it (an id or a path), for the observation row
   std::optional<GpuSpec> gpu;          // nullopt: inferred from the log's total capacity when a preset matches
   std::optional<VllmProfile> profile;  // nullopt: no prediction (no model)
-  std::optional<std::string> kv_cache_dtype;  // overrides the log's
+  std::optional<KvCacheDtypeChoice> kv_cache_dtype;  // overrides the log's
 };
 
 // One logged figure beside gpubudget's prediction (GiB, or tokens for counts).

@@ -76,6 +76,11 @@ struct FitResult {
   double max_concurrency = 0;        // "Maximum concurrency for M tokens per request: Cx"
   // What vLLM would raise for this deployment ("" when it starts), in the chosen version's words.
   std::string vllm_error;
+  // False when vLLM would refuse to start the deployment before it sizes the KV cache (no attention
+  // backend of this version accepts the KV dtype on the GPU); `start_blocker` says why. The budget
+  // is still computed, with the nearest backend, so that the figures show what the change would cost.
+  bool vllm_would_start = true;
+  std::string start_blocker;
   std::vector<std::string> warnings;
 
   [[nodiscard]] const WorkerBudget& binding_worker() const { return workers[binding]; }
@@ -116,9 +121,8 @@ class FitMemo {
 ParallelLayout make_worker_layout(const ModelSpec& model, const GpuSpec& gpu, const Deployment& deployment,
                                   const VllmProfile& profile, std::int64_t pp_rank);
 
-// The model as vLLM builds it with --dtype (`auto` keeps the checkpoint's). Throws InputError for an
-// unknown name.
-ModelSpec model_for_dtype(const ModelSpec& checkpoint, const std::string& dtype);
+// The model as vLLM builds it with --dtype (`auto` keeps the checkpoint's). Does not throw.
+ModelSpec model_for_dtype(const ModelSpec& checkpoint, ModelDtypeChoice dtype);
 
 // Throws InputError when vLLM would refuse the deployment (TP not dividing heads, a
 // --max-model-len above the derived maximum, an unknown --kv-cache-dtype, ...).

@@ -10,6 +10,12 @@ namespace gpubudget {
 
 enum class Platform { kCuda, kRocm };
 
+// A CUDA compute capability ("9.0": major 9, minor 0).
+struct ComputeCapability {
+  int major = 0;
+  int minor = 0;
+};
+
 struct GpuSpec {
   std::string name;          // preset name ("rtx-pro-6000") or "custom"
   std::string device_name;   // as torch reports it ("NVIDIA H100 80GB HBM3"); vLLM tests it for "a100"

@@ -24,9 +24,8 @@ struct KvCacheDtype {
 };
 
 // vLLM's resolution: an explicit value wins; `auto` takes the checkpoint's KV quantization
-// (ModelOpt FP8 → fp8_e4m3; compressed-tensors scheme → fp8) else the model dtype.
-// Throws InputError for a value vLLM does not accept.
-KvCacheDtype resolve_kv_cache_dtype(const ModelSpec& model, const std::string& requested);
+// (ModelOpt FP8 → fp8_e4m3; compressed-tensors scheme → fp8) else the model dtype. Does not throw.
+KvCacheDtype resolve_kv_cache_dtype(const ModelSpec& model, KvCacheDtypeChoice requested);
 
 // One KV layer of a worker (vLLM: one entry of the KV-cache spec dict).
 struct KvLayer {
@@ -100,12 +99,12 @@ std::int64_t layer_kv_bytes_per_token(const AttentionSpec& attention, std::int64
 
 // Builds the worker's KV layers and groups them as vLLM does. Throws InputError when vLLM cannot
 // unify the page sizes (a smaller page that does not divide the largest).
-// `mamba_cache_mode` ("none", "align"): how many state pages one request of a hybrid model holds.
+// `mamba_cache_mode`: how many state pages one request of a hybrid model holds.
 // With Mamba layers the attention block size is raised so that an attention page holds a state
 // (Platform._align_hybrid_block_size) and the state is padded to the page.
 KvCacheLayout make_kv_cache_layout(const ModelSpec& model, const ParallelLayout& layout, const KvCacheDtype& dtype,
                                    std::int64_t block_size, std::int64_t max_num_batched_tokens,
-                                   const std::string& mamba_cache_mode = "none");
+                                   MambaCacheMode mamba_cache_mode = MambaCacheMode::kNone);
 
 // vLLM's estimate_max_model_len: integer binary search on [1, upper] for the largest M whose need fits
 // `available`; 0 if not even one token fits. Requires needed() non-decreasing in M.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,8 +38,13 @@ ModelSpec parse_model_config(const std::string& config_json, const std::string& 
 GpuSpec load_gpu_preset(const std::string& name, const ConfigDir& configs);
 // Every preset, by name. InputError when one is malformed.
 std::vector<GpuSpec> list_gpu_presets(const ConfigDir& configs);
-// A GPU that is no preset: `memory` bytes, CUDA, unknown compute capability.
-GpuSpec custom_gpu(Bytes memory);
+// The one preset whose CUDA-visible total is within 0.5% of `total_gib` (a log's "total capacity"),
+// or nullopt when none or several are. InputError when a preset is malformed.
+std::optional<GpuSpec> find_gpu_preset_by_memory(const ConfigDir& configs, double total_gib);
+// A GPU that is no preset: `memory` bytes, CUDA, `compute_capability`. Default (nullopt): 9.0
+// (Hopper) is assumed, which decides the attention backend and so the block size; `memory_source`
+// says so.
+GpuSpec custom_gpu(Bytes memory, std::optional<ComputeCapability> compute_capability = std::nullopt);
 
 // The profile for vLLM `version` ("0.15", "0.15.1"): the newest profile whose version is ≤ it.
 // Empty `version` = the newest profile. Throws InputError for a version older than every profile.

@@ -16,7 +16,7 @@ struct SweepAxes {
   std::vector<std::int64_t> tensor_parallel = {1};
   std::vector<std::int64_t> pipeline_parallel = {1};
   std::vector<std::int64_t> decode_context_parallel = {1};
-  std::vector<std::string> kv_cache_dtypes = {"auto"};
+  std::vector<KvCacheDtypeChoice> kv_cache_dtypes = {KvCacheDtypeChoice::kAuto};
   std::vector<std::optional<double>> utilizations = {std::nullopt};  // nullopt: the version's default
   std::vector<std::optional<std::int64_t>> max_num_seqs = {std::nullopt};
 };
@@ -32,7 +32,10 @@ struct SweepRow {
   double concurrency_at_target = 0;    // requests of `target_len` tokens the KV cache holds
   Bytes weights_per_gpu;               // binding worker
   Bytes kv_cache_per_gpu;              // binding worker
-  bool starts = true;                  // false when vLLM would not start (e.g. no backend for the KV dtype)
+  bool starts = true;                  // false when vLLM would not start (FitResult::vllm_would_start)
+  Bytes gpu_memory;                    // the GPU's CUDA-visible total
+  double gpu_memory_utilization = 0;   // as resolved (valid rows)
+  std::int64_t block_size = 0;         // as resolved (valid rows)
   std::vector<std::string> warnings;
 };
 

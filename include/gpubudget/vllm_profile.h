@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gpubudget/bytes.h"
+#include "gpubudget/deployment.h"
 #include "gpubudget/gpu_spec.h"
 #include "gpubudget/model_spec.h"
 
@@ -76,8 +77,8 @@ struct VllmProfile {
   // "GPU KV cache size" report: true = int(concurrency * max_model_len) (vLLM >= 0.21),
   // false = num_blocks // num_groups * block_size (older).
   bool kv_tokens_from_concurrency = false;
-  // Default mamba_cache_mode of hybrid models ("none"; "align" once prefix caching covers them).
-  std::string mamba_cache_mode = "none";
+  // Default mamba_cache_mode of hybrid models (none; align once prefix caching covers them).
+  MambaCacheMode mamba_cache_mode = MambaCacheMode::kNone;
   std::vector<BatchDefaults> batch_defaults;  // first matching entry wins
   std::vector<AttentionBackend> attention_backends;  // priority order
   std::vector<Mxfp4MoeBackend> mxfp4_moe_backends;

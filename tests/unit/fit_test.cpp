@@ -33,7 +33,7 @@ TEST(Fit, RequestedIsTheCeilingOfTotalTimesUtilization) {
 TEST(Fit, ExplanationsRestateTheIncidentsFiguresWithTheirInputs) {
   Incident in;
   Deployment d = in.deployment();
-  d.kv_cache_dtype = "bfloat16";
+  d.kv_cache_dtype = KvCacheDtypeChoice::kBFloat16;
   const FitResult r = fit(in.model, in.gpu, d, in.profile);
   const auto explanations = explain_fit(in.model, {in.gpu}, d, in.profile, r);
   const auto value_of = [&](const std::string& figure) {
@@ -52,7 +52,7 @@ TEST(Fit, ExplanationsRestateTheIncidentsFiguresWithTheirInputs) {
 TEST(Fit, IncidentBf16DoesNotFitTheDefaultContext) {
   Incident in;
   Deployment d = in.deployment();
-  d.kv_cache_dtype = "bfloat16";
+  d.kv_cache_dtype = KvCacheDtypeChoice::kBFloat16;
   const FitResult r = fit(in.model, in.gpu, d, in.profile);
   EXPECT_EQ(r.judged_max_model_len, 262144);
   EXPECT_EQ(r.needed.count(), 18'421'383'168LL);
@@ -99,7 +99,7 @@ TEST(Fit, IncidentCheckpointFp8FitsButWarnsThatNoBackendTakesIt) {
 TEST(Fit, ExplicitKvCacheMemoryBypassesTheBudget) {
   Incident in;
   Deployment d = in.deployment();
-  d.kv_cache_dtype = "bfloat16";
+  d.kv_cache_dtype = KvCacheDtypeChoice::kBFloat16;
   d.kv_cache_memory = Bytes(18'421'383'168LL);
   const FitResult r = fit(in.model, in.gpu, d, in.profile);
   EXPECT_TRUE(r.fits);
@@ -144,10 +144,10 @@ TEST(Fit, BlockSizeFollowsTheBackendVllmWouldPick) {
   // SM90: FLASH_ATTN_MLA (16) takes bf16 only; fp8 falls to FLASHMLA (64). SM100: FLASHINFER_MLA (32).
   EXPECT_EQ(fit(ds, h200, d, newest).block_size, 16);
   EXPECT_EQ(fit(ds, b200, d, newest).block_size, 32);
-  d.kv_cache_dtype = "fp8";
+  d.kv_cache_dtype = KvCacheDtypeChoice::kFp8;
   EXPECT_EQ(fit(ds, h200, d, newest).block_size, 64);
   // vLLM 0.11 forced FlashMLA (64) on Hopper and CUTLASS MLA (128) on Blackwell.
-  d.kv_cache_dtype = "auto";
+  d.kv_cache_dtype = KvCacheDtypeChoice::kAuto;
   EXPECT_EQ(fit(ds, h200, d, load_vllm_profile("0.11", test::configs())).block_size, 64);
   EXPECT_EQ(fit(ds, b200, d, load_vllm_profile("0.11", test::configs())).block_size, 128);
   // --block-size wins.
@@ -177,9 +177,9 @@ TEST(FitProperties, MonotoneInMemoryUtilizationAndKvDtype) {
       by_util = len;
     }
     d.gpu_memory_utilization = 0.9;
-    d.kv_cache_dtype = "bfloat16";
+    d.kv_cache_dtype = KvCacheDtypeChoice::kBFloat16;
     const auto wide = fit(m, load_gpu_preset("a100-40gb", test::configs()), d, p).max_model_len;
-    d.kv_cache_dtype = "fp8";
+    d.kv_cache_dtype = KvCacheDtypeChoice::kFp8;
     EXPECT_GE(fit(m, load_gpu_preset("a100-40gb", test::configs()), d, p).max_model_len, wide);
   }
 }

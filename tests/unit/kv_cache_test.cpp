@@ -66,21 +66,21 @@ TEST(KvBlocks, FloorOfBudgetOverPageOverLayers) {
 
 TEST(KvDtype, ResolutionFollowsVllm) {
   const ModelSpec kimi = test::bundled("nvidia/Kimi-K2.5-NVFP4");
-  EXPECT_EQ(resolve_kv_cache_dtype(kimi, "auto").name, "fp8_e4m3");  // checkpoint kv_cache_scheme
-  EXPECT_EQ(resolve_kv_cache_dtype(kimi, "bfloat16").name, "bfloat16");  // explicit wins
+  EXPECT_EQ(resolve_kv_cache_dtype(kimi, KvCacheDtypeChoice::kAuto).name, "fp8_e4m3");  // checkpoint kv_cache_scheme
+  EXPECT_EQ(resolve_kv_cache_dtype(kimi, KvCacheDtypeChoice::kBFloat16).name, "bfloat16");  // explicit wins
   const ModelSpec llama = test::bundled("meta-llama/Llama-3.1-8B");
-  EXPECT_EQ(resolve_kv_cache_dtype(llama, "auto").name, "bfloat16");
-  EXPECT_EQ(resolve_kv_cache_dtype(llama, "fp8").element_bytes, 1);
-  EXPECT_THROW(resolve_kv_cache_dtype(llama, "int3"), InputError);
+  EXPECT_EQ(resolve_kv_cache_dtype(llama, KvCacheDtypeChoice::kAuto).name, "bfloat16");
+  EXPECT_EQ(resolve_kv_cache_dtype(llama, KvCacheDtypeChoice::kFp8).element_bytes, 1);
+  EXPECT_THROW(parse_kv_cache_dtype_choice("int3"), InputError);
   // compressed-tensors kv_cache_scheme → vLLM's Attention turns auto into fp8.
   ModelSpec ct = llama;
   ct.quantization.method = "compressed-tensors";
   ct.quantization.kv_cache_dtype = "fp8";
-  EXPECT_EQ(resolve_kv_cache_dtype(ct, "auto").name, "fp8");
-  EXPECT_EQ(resolve_kv_cache_dtype(ct, "auto").element_bytes, 1);
+  EXPECT_EQ(resolve_kv_cache_dtype(ct, KvCacheDtypeChoice::kAuto).name, "fp8");
+  EXPECT_EQ(resolve_kv_cache_dtype(ct, KvCacheDtypeChoice::kAuto).element_bytes, 1);
   // A ModelOpt hf_quant_config.json with kv_cache_quant_algo FP8.
   const ModelSpec k26 = test::bundled("nvidia/Kimi-K2.6-NVFP4");
-  EXPECT_EQ(resolve_kv_cache_dtype(k26, "auto").name, "fp8_e4m3");
+  EXPECT_EQ(resolve_kv_cache_dtype(k26, KvCacheDtypeChoice::kAuto).name, "fp8_e4m3");
 }
 
 // Oracle: the largest M in [1, upper] whose need fits, by scanning every length.
@@ -175,7 +175,7 @@ namespace {
 FitResult v32(const std::string& gpu, const std::string& kv_dtype) {
   Deployment d;
   d.tensor_parallel_size = 8;
-  d.kv_cache_dtype = kv_dtype;
+  d.kv_cache_dtype = parse_kv_cache_dtype_choice(kv_dtype);
   return fit(test::bundled("deepseek-ai/DeepSeek-V3.2"), load_gpu_preset(gpu, test::configs()), d,
              load_vllm_profile("", test::configs()));
 }
@@ -207,7 +207,7 @@ TEST(KvSparseMla, DeepSeekV32MainCachePlusIndexerPerLayer) {
 namespace gpubudget {
 namespace {
 
-KvCacheLayout qwen3_next(std::int64_t tp, const std::string& mode) {
+KvCacheLayout qwen3_next(std::int64_t tp, MambaCacheMode mode) {
   const ModelSpec m = test::bundled("Qwen/Qwen3-Next-80B-A3B-Instruct");
   Deployment d;
   d.tensor_parallel_size = tp;
@@ -218,7 +218,7 @@ TEST(KvHybridMamba, Qwen3NextRaisesTheAttentionBlockToHoldAState) {
   // Gated-DeltaNet state per layer (TP1, bf16): conv (2*16*128 + 32*128) channels x (4 - 1) x 2 B = 49,152
   // plus temporal 32 heads x 128 x 128 x 2 B = 1,048,576 → 1,097,728 B. One full-attention token:
   // K,V x 2 KV heads x 256 x 2 B = 2048 B. Block = 16 * cdiv(1,097,728, 16 * 2048) = 544 tokens.
-  const KvCacheLayout kv = qwen3_next(1, "none");
+  const KvCacheLayout kv = qwen3_next(1, MambaCacheMode::kNone);
   EXPECT_EQ(kv.attention_block_size(), 544);
   EXPECT_EQ(kv.grouping, KvGrouping::kHybrid);
   EXPECT_EQ(kv.group_size, 12);  // 12 attention + 36 linear layers → 4 groups of 12
@@ -229,9 +229,9 @@ TEST(KvHybridMamba, Qwen3NextRaisesTheAttentionBlockToHoldAState) {
   // One request: cdiv(M, 544) attention blocks plus one state page in each of the 3 linear groups.
   EXPECT_EQ(kv.needed(100000).count(), 12 * page * (cdiv(100000, 544) + 3));
   // `align` mode (prefix caching) keeps two state pages per request.
-  EXPECT_EQ(qwen3_next(1, "align").needed(100000).count(), 12 * page * (cdiv(100000, 544) + 6));
+  EXPECT_EQ(qwen3_next(1, MambaCacheMode::kAlign).needed(100000).count(), 12 * page * (cdiv(100000, 544) + 6));
   // TP4: one replicated KV head (1024 B/token), state / 4 = 274,432 B → 16 * cdiv(274432, 16384) = 272.
-  EXPECT_EQ(qwen3_next(4, "none").attention_block_size(), 272);
+  EXPECT_EQ(qwen3_next(4, MambaCacheMode::kNone).attention_block_size(), 272);
 }
 
 TEST(KvHybridMamba, Qwen36BlockSizeIsWhatVllmSets) {
@@ -240,7 +240,7 @@ TEST(KvHybridMamba, Qwen36BlockSizeIsWhatVllmSets) {
   // "Setting attention block size to 784 tokens" (16 x cdiv(3,207,168, 65,536) = 16 x 49).
   const ModelSpec m = test::bundled("Qwen/Qwen3.6-27B");
   const KvCacheLayout kv =
-      make_kv_cache_layout(m, make_parallel_layout(m, Deployment{}, 0), {"bfloat16", 2, "test"}, 16, 8192, "none");
+      make_kv_cache_layout(m, make_parallel_layout(m, Deployment{}, 0), {"bfloat16", 2, "test"}, 16, 8192, MambaCacheMode::kNone);
   EXPECT_EQ(kv.attention_block_size(), 784);
 }
 
@@ -250,7 +250,7 @@ TEST(KvHybridMamba, NemotronMamba2StateSetsTheBlock) {
   // → block 16 x cdiv(2,134,016, 16,384) = 2096. 6 attention + 23 Mamba layers → groups of 6.
   const ModelSpec m = test::bundled("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16");
   const KvCacheLayout kv =
-      make_kv_cache_layout(m, make_parallel_layout(m, Deployment{}, 0), {"bfloat16", 2, "test"}, 16, 8192, "none");
+      make_kv_cache_layout(m, make_parallel_layout(m, Deployment{}, 0), {"bfloat16", 2, "test"}, 16, 8192, MambaCacheMode::kNone);
   EXPECT_EQ(kv.attention_block_size(), 2096);
   EXPECT_EQ(kv.group_size, 6);
   EXPECT_EQ(kv.groups.size(), 1u + 4u);  // attention, and 23 Mamba layers in cdiv(23, 6) = 4 groups
@@ -264,7 +264,7 @@ TEST(KvHybridMamba, KimiLinearPadsTheLinearGroups) {
   Deployment d;
   d.tensor_parallel_size = 2;
   const KvCacheLayout kv =
-      make_kv_cache_layout(m, make_parallel_layout(m, d, 0), {"bfloat16", 2, "test"}, 16, 8192, "none");
+      make_kv_cache_layout(m, make_parallel_layout(m, d, 0), {"bfloat16", 2, "test"}, 16, 8192, MambaCacheMode::kNone);
   EXPECT_EQ(kv.attention_block_size(), 944);
   EXPECT_EQ(kv.group_size, 7);
   EXPECT_EQ(kv.groups.size(), 4u);
@@ -280,7 +280,7 @@ TEST(KvChunkedLocal, Llama4ScoutHoldsOneChunkInItsLocalLayers) {
   Deployment d;
   d.tensor_parallel_size = 8;
   const KvCacheLayout kv =
-      make_kv_cache_layout(m, make_parallel_layout(m, d, 0), {"bfloat16", 2, "test"}, 16, 8192, "none");
+      make_kv_cache_layout(m, make_parallel_layout(m, d, 0), {"bfloat16", 2, "test"}, 16, 8192, MambaCacheMode::kNone);
   EXPECT_EQ(kv.bytes_per_token(), 12 * 512);
   EXPECT_EQ(kv.grouping, KvGrouping::kHybrid);
   const std::int64_t page = 16 * 512;
@@ -289,7 +289,7 @@ TEST(KvChunkedLocal, Llama4ScoutHoldsOneChunkInItsLocalLayers) {
 }
 
 TEST(KvHybridMamba, LargestLengthMatchesABruteForceScan) {
-  const KvCacheLayout kv = qwen3_next(1, "align");
+  const KvCacheLayout kv = qwen3_next(1, MambaCacheMode::kAlign);
   for (const std::int64_t pages : {10, 11, 37}) {
     const Bytes available(pages * 12 * 544 * 2048 + 77);
     EXPECT_EQ(largest_fitting_length(kv, available, 20000), brute_force(kv, available, 20000)) << pages;

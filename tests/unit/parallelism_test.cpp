@@ -99,7 +99,7 @@ TEST(ExpertParallel, RedundantExpertsAddWholeExpertsPerRank) {
 TEST(DecodeContextParallel, DividesThePerRankKvNeedOfKimi) {
   Deployment d;
   d.tensor_parallel_size = 8;
-  d.kv_cache_dtype = "bfloat16";
+  d.kv_cache_dtype = KvCacheDtypeChoice::kBFloat16;
   const FitResult one = run("nvidia/Kimi-K2.5-NVFP4", "rtx-pro-6000", d);
   d.decode_context_parallel_size = 8;
   const FitResult eight = run("nvidia/Kimi-K2.5-NVFP4", "rtx-pro-6000", d);
@@ -130,7 +130,7 @@ TEST(EntryPoint, TheOfflineLlmClassBatchesMoreTokens) {
   // 8192 batched tokens and the LLM class to 16384 (1024 sequences each); on an A100, 2048 and 8192.
   Deployment d;
   const FitResult serve = run("meta-llama/Llama-3.1-8B", "h100", d);
-  d.entry_point = "llm";
+  d.entry_point = EntryPoint::kLlm;
   const FitResult llm = run("meta-llama/Llama-3.1-8B", "h100", d);
   EXPECT_EQ(serve.scheduler.max_num_batched_tokens, 8192);
   EXPECT_EQ(llm.scheduler.max_num_batched_tokens, 16384);
@@ -138,14 +138,13 @@ TEST(EntryPoint, TheOfflineLlmClassBatchesMoreTokens) {
   const FitResult a100 = run("meta-llama/Llama-3.1-8B", "a100-80gb", d);
   EXPECT_EQ(a100.scheduler.max_num_batched_tokens, 8192);
   EXPECT_EQ(a100.scheduler.max_num_seqs, 256);
-  d.entry_point = "python";
-  EXPECT_THROW(run("meta-llama/Llama-3.1-8B", "h100", d), InputError);
+  EXPECT_THROW(parse_entry_point("python"), InputError);
 }
 
 TEST(Uncertainty, TheLengthRangeComesFromTheOverheadsErrorBar) {
   Deployment d;
   d.tensor_parallel_size = 8;
-  d.kv_cache_dtype = "bfloat16";
+  d.kv_cache_dtype = KvCacheDtypeChoice::kBFloat16;
   d.gpu_memory_utilization = 0.9;
   const FitResult r = run("nvidia/Kimi-K2.5-NVFP4", "rtx-pro-6000", d, "0.17");
   EXPECT_LT(r.max_model_len_low, r.max_model_len);
@@ -168,7 +167,7 @@ TEST(Uncertainty, TheLengthRangeComesFromTheOverheadsErrorBar) {
 TEST(Remedies, IncidentAtBf16OffersFp8WithTheSm120CaveatDcpAndTheLengthThatFits) {
   Deployment d;
   d.tensor_parallel_size = 8;
-  d.kv_cache_dtype = "bfloat16";
+  d.kv_cache_dtype = KvCacheDtypeChoice::kBFloat16;
   d.gpu_memory_utilization = 0.9;
   const ModelSpec m = test::bundled("nvidia/Kimi-K2.5-NVFP4");
   const std::vector<GpuSpec> gpus{load_gpu_preset("rtx-pro-6000", test::configs())};

@@ -136,8 +136,8 @@ TEST(Properties, NarrowerKvDtypeNeverShortensTheLength) {
     const RandomModel r = random_config(rng, 131072);
     const ModelSpec m = parse_model_config(r.json, "", "random");
     Deployment wide, narrow;
-    wide.kv_cache_dtype = "bfloat16";
-    narrow.kv_cache_dtype = "fp8";
+    wide.kv_cache_dtype = KvCacheDtypeChoice::kBFloat16;
+    narrow.kv_cache_dtype = KvCacheDtypeChoice::kFp8;
     EXPECT_GE(largest(m, gpu_of(40), narrow), largest(m, gpu_of(40), wide)) << r.json;
   }
 }

@@ -16,7 +16,7 @@ TEST(Sweep, IncidentWhatIfsAreEightRowsMatchingSingleFits) {
   axes.gpus = {load_gpu_preset("rtx-pro-6000", test::configs())};
   axes.tensor_parallel = {8};
   axes.decode_context_parallel = {1, 8};
-  axes.kv_cache_dtypes = {"bfloat16", "fp8"};
+  axes.kv_cache_dtypes = {KvCacheDtypeChoice::kBFloat16, KvCacheDtypeChoice::kFp8};
   axes.utilizations = {0.9, 0.95};
   const auto rows = run_sweep(m, axes, Deployment{}, profile, 262144);
   ASSERT_EQ(rows.size(), 8u);
@@ -44,7 +44,7 @@ TEST(Sweep, RowsReusingWeightsAcrossSettingsEqualSingleFitsToTheByte) {
   axes.tensor_parallel = {1, 2, 4};
   axes.pipeline_parallel = {1, 2};
   axes.decode_context_parallel = {1, 2};
-  axes.kv_cache_dtypes = {"auto", "fp8"};
+  axes.kv_cache_dtypes = {KvCacheDtypeChoice::kAuto, KvCacheDtypeChoice::kFp8};
   axes.utilizations = {0.8, 0.95};
   const auto rows = run_sweep(m, axes, Deployment{}, profile, 0);
   ASSERT_EQ(rows.size(), 2u * 3 * 2 * 2 * 2 * 2);
@@ -71,7 +71,7 @@ TEST(FitMemoTest, OneEntryPerLayoutAndTheSameAnswersAsWithoutIt) {
   d.tensor_parallel_size = 2;
   const ParallelLayout& tp2 = memo.layout(d, 0);
   EXPECT_EQ(tp2, make_parallel_layout(m, d, 0));
-  d.kv_cache_dtype = "fp8";  // not a layout setting: the same entry
+  d.kv_cache_dtype = KvCacheDtypeChoice::kFp8;  // not a layout setting: the same entry
   EXPECT_EQ(&memo.layout(d, 0), &tp2);
   d.decode_context_parallel_size = 2;
   const ParallelLayout& tp2_dcp2 = memo.layout(d, 0);
@@ -120,7 +120,7 @@ TEST(FitMemoTest, FitIgnoresAMemoOfAnotherModelOrAConvertedDtype) {
   EXPECT_EQ(fit(qwen, {h100}, d, profile, &memo).binding_worker().weights.total,
             fit(qwen, h100, d, profile).binding_worker().weights.total);
   FitMemo own(qwen);
-  d.dtype = "float32";
+  d.dtype = ModelDtypeChoice::kFloat32;
   EXPECT_EQ(fit(qwen, {h100}, d, profile, &own).binding_worker().weights.total,
             fit(qwen, h100, d, profile).binding_worker().weights.total);
 }

@@ -219,7 +219,7 @@ TEST(Diagnose, IncidentIsKvCacheTooSmallFor262144WithTheLengthThatFits) {
   // The log says kv_cache_dtype=auto and failed; the checkpoint's FP8 KV would have fitted, so the
   // run had a 16-bit cache: 61 layers x 576 x 2 B per token, 262144 tokens = 17.16 GiB.
   ASSERT_TRUE(d.deployment);
-  EXPECT_EQ(d.deployment->kv_cache_dtype, "bfloat16");
+  EXPECT_EQ(d.deployment->kv_cache_dtype, KvCacheDtypeChoice::kBFloat16);
   ASSERT_TRUE(d.needed_gib);
   EXPECT_NEAR(*d.needed_gib, 61.0 * 576 * 2 * 262144 / 1073741824.0, 1e-9);
   EXPECT_EQ(d.deployment->tensor_parallel_size, 8);

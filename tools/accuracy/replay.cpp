@@ -171,15 +171,16 @@ std::vector<ReplayRow> replay_observations(const std::string& observations, cons
     d.block_size = field<std::int64_t>(row, "block_size");
     d.enforce_eager = field<bool>(row, "enforce_eager").value_or(false);
     d.gpu_memory_utilization = field<double>(row, "gpu_memory_utilization");
-    if (row.contains("extra") && row["extra"].is_object()) {
-      d.dtype = field<std::string>(row["extra"], "dtype_arg").value_or("auto");
-    }
     // An online --quantization changes the weights but not the KV cache.
     const auto quant = field<std::string>(row, "quant").value_or("");
     if (quant.find("online") != std::string::npos) r.kv_only = true;
     const auto kv_dtype = field<std::string>(row, "kv_cache_dtype");
-    d.kv_cache_dtype = kv_dtype.value_or("auto");
     try {
+      d.kv_cache_dtype = parse_kv_cache_dtype_choice(kv_dtype.value_or("auto"), "kv_cache_dtype");
+      if (row.contains("extra") && row["extra"].is_object()) {
+        d.dtype = parse_model_dtype_choice(field<std::string>(row["extra"], "dtype_arg").value_or("auto"),
+                                           "extra.dtype_arg");
+      }
       const FitResult predicted = fit(model, gpu, d, profile);
       const WorkerBudget& w = predicted.binding_worker();
       if (!r.kv_only) r.predicted_weights_gib = gib_of(w.weights.total);

@@ -1,0 +1,85 @@
+// The names and parsers of Deployment's enums (deployment.h).
+#include "gpubudget/deployment.h"
+
+#include <array>
+#include <utility>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "gpubudget/dtype.h"
+#include "gpubudget/error.h"
+
+namespace gpubudget {
+
+namespace {
+
+template <typename Enum, std::size_t N>
+using NameTable = std::array<std::pair<Enum, std::string_view>, N>;
+
+constexpr NameTable<ModelDtypeChoice, 4> kModelDtypes{{{ModelDtypeChoice::kAuto, "auto"},
+                                                       {ModelDtypeChoice::kBFloat16, "bfloat16"},
+                                                       {ModelDtypeChoice::kFloat16, "float16"},
+                                                       {ModelDtypeChoice::kFloat32, "float32"}}};
+constexpr NameTable<KvCacheDtypeChoice, 7> kKvCacheDtypes{{{KvCacheDtypeChoice::kAuto, "auto"},
+                                                           {KvCacheDtypeChoice::kBFloat16, "bfloat16"},
+                                                           {KvCacheDtypeChoice::kFloat16, "float16"},
+                                                           {KvCacheDtypeChoice::kFp8, "fp8"},
+                                                           {KvCacheDtypeChoice::kFp8E4M3, "fp8_e4m3"},
+                                                           {KvCacheDtypeChoice::kFp8E5M2, "fp8_e5m2"},
+                                                           {KvCacheDtypeChoice::kFp8DsMla, "fp8_ds_mla"}}};
+constexpr NameTable<EntryPoint, 2> kEntryPoints{{{EntryPoint::kServe, "serve"}, {EntryPoint::kLlm, "llm"}}};
+constexpr NameTable<MambaCacheMode, 2> kMambaCacheModes{{{MambaCacheMode::kNone, "none"},
+                                                         {MambaCacheMode::kAlign, "align"}}};
+
+template <typename Enum, std::size_t N>
+std::string_view name_in(const NameTable<Enum, N>& table, Enum value) {
+  for (const auto& [e, name] : table) {
+    if (e == value) return name;
+  }
+  return "?";
+}
+
+template <typename Enum, std::size_t N>
+Enum parse_in(const NameTable<Enum, N>& table, std::string_view text, std::string_view flag) {
+  for (const auto& [e, name] : table) {
+    if (name == text) return e;
+  }
+  std::vector<std::string_view> names;
+  for (const auto& entry : table) names.push_back(entry.second);
+  throw InputError(fmt::format("{}: unsupported value \"{}\" (expected {})", flag, text, fmt::join(names, ", ")));
+}
+
+}  // namespace
+
+std::string_view model_dtype_choice_name(ModelDtypeChoice choice) { return name_in(kModelDtypes, choice); }
+std::string_view kv_cache_dtype_choice_name(KvCacheDtypeChoice choice) { return name_in(kKvCacheDtypes, choice); }
+std::string_view entry_point_name(EntryPoint entry_point) { return name_in(kEntryPoints, entry_point); }
+std::string_view mamba_cache_mode_name(MambaCacheMode mode) { return name_in(kMambaCacheModes, mode); }
+
+ModelDtypeChoice parse_model_dtype_choice(std::string_view text, std::string_view flag) {
+  if (text == "auto") return ModelDtypeChoice::kAuto;
+  if (const auto dtype = parse_torch_dtype(text)) {
+    switch (*dtype) {
+      case Dtype::kBFloat16: return ModelDtypeChoice::kBFloat16;
+      case Dtype::kFloat16: return ModelDtypeChoice::kFloat16;
+      case Dtype::kFloat32: return ModelDtypeChoice::kFloat32;
+      default: break;
+    }
+  }
+  return parse_in(kModelDtypes, text, flag);  // throws, listing the names
+}
+
+KvCacheDtypeChoice parse_kv_cache_dtype_choice(std::string_view text, std::string_view flag) {
+  return parse_in(kKvCacheDtypes, text, flag);
+}
+
+EntryPoint parse_entry_point(std::string_view text, std::string_view flag) {
+  return parse_in(kEntryPoints, text, flag);
+}
+
+MambaCacheMode parse_mamba_cache_mode(std::string_view text, std::string_view flag) {
+  return parse_in(kMambaCacheModes, text, flag);
+}
+
+}  // namespace gpubudget

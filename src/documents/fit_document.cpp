@@ -1,0 +1,92 @@
+// fit_json (json_documents.h): the `fit --json` document of docs/cli.md.
+#include "document_text.h"
+#include "gpubudget/json_documents.h"
+
+namespace gpubudget {
+
+using detail::Document;
+
+std::string fit_json(const FitQuery& q, const FitResult& r, const std::vector<Remedy>& remedies) {
+  const WorkerBudget& w = r.binding_worker();
+  const GpuSpec& gpu = q.gpus.front();
+  const Deployment& d = q.deployment;
+  Document j;
+  j["schema_version"] = 1;
+  j["model"] = {{"architecture", q.model.architecture},
+                {"model_type", q.model.model_type},
+                {"num_layers", q.model.layers.size()},
+                {"attention", attention_mix(q.model)},
+                {"derived_max_model_len", q.model.derived_max_model_len},
+                {"derived_max_model_len_source", q.model.derived_max_model_len_source},
+                {"source", q.model.source}};
+  j["deployment"] = {{"gpu", gpu.name},
+                     {"gpu_memory_bytes", gpu.memory.count()},
+                     {"tensor_parallel_size", d.tensor_parallel_size},
+                     {"pipeline_parallel_size", d.pipeline_parallel_size},
+                     {"data_parallel_size", d.data_parallel_size},
+                     {"decode_context_parallel_size", d.decode_context_parallel_size},
+                     {"enable_expert_parallel", d.enable_expert_parallel},
+                     {"gpu_memory_utilization", r.gpu_memory_utilization},
+                     {"kv_cache_dtype", r.kv_cache_dtype.name},
+                     {"kv_cache_dtype_reason", r.kv_cache_dtype.reason},
+                     {"block_size", r.block_size},
+                     {"attention_backend", detail::string_or_null(r.attention_backend)},
+                     {"max_num_seqs", r.scheduler.max_num_seqs},
+                     {"max_num_batched_tokens", r.scheduler.max_num_batched_tokens},
+                     {"enforce_eager", d.enforce_eager},
+                     {"skip_mm_profiling", d.skip_mm_profiling},
+                     {"vllm_version", q.vllm_version.empty() ? q.profile.version : q.vllm_version},
+                     {"vllm_profile", q.profile.version}};
+  Document components = Document::array();
+  for (const auto& comp : w.weights.components) {
+    components.push_back({{"name", component_name(comp.component)}, {"bytes", comp.bytes.count()}});
+  }
+  j["per_gpu"] = {{"pp_rank", w.pp_rank},
+                  {"requested_bytes", w.requested.count()},
+                  {"weights_bytes", w.weights.total.count()},
+                  {"weights_components", components},
+                  {"activation_peak_bytes", w.overheads.activation_peak.count()},
+                  {"encoder_profile_bytes", w.overheads.encoder.pass.count()},
+                  {"non_torch_bytes", w.overheads.non_torch.count()},
+                  {"cudagraph_bytes", w.overheads.cudagraph_charged ? w.overheads.cudagraph.count() : 0},
+                  {"cudagraph_estimate_bytes", w.overheads.cudagraph.count()},
+                  {"kv_cache_bytes", w.kv_cache.count()},
+                  {"overhead_relative_uncertainty", w.overheads.relative_uncertainty}};
+  j["kv_cache"] = {{"bytes_per_token", w.kv.bytes_per_token()},
+                   {"block_bytes", w.kv.block_bytes()},
+                   {"num_blocks", r.num_blocks},
+                   {"tokens", r.kv_cache_tokens},
+                   {"max_concurrency", detail::two_decimals(r.max_concurrency)}};
+  j["max_model_len"] = r.max_model_len;
+  j["max_model_len_range"] = {r.max_model_len_low, r.max_model_len_high};
+  j["request"] = {{"max_model_len", r.judged_max_model_len},
+                  {"needed_bytes", r.needed.count()},
+                  {"fits", r.fits},
+                  {"vllm_error", detail::string_or_null(r.vllm_error)}};
+  Document workers = Document::array();
+  for (const auto& wk : r.workers) {
+    workers.push_back({{"pp_rank", wk.pp_rank},
+                       {"gpu", wk.gpu},
+                       {"layers", {wk.first_layer, wk.end_layer}},
+                       {"weights_bytes", wk.weights.total.count()},
+                       {"kv_cache_bytes", wk.kv_cache.count()},
+                       {"num_blocks", wk.num_blocks},
+                       {"needed_bytes", wk.needed.count()},
+                       {"max_model_len", wk.max_model_len}});
+  }
+  j["workers"] = workers;
+  Document remedy_list = Document::array();
+  for (const auto& rem : remedies) {
+    remedy_list.push_back({{"change", rem.change},
+                           {"flags", rem.flags},
+                           {"max_model_len", rem.max_model_len},
+                           {"reaches_target", rem.reaches_target},
+                           {"vllm_would_start", !rem.blocked},
+                           {"caveat", detail::string_or_null(rem.caveat)}});
+  }
+  j["remedies"] = remedy_list;
+  j["warnings"] = r.warnings;
+  return detail::document_text(j);
+}
+
+}  // namespace gpubudget
