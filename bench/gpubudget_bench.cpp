@@ -65,9 +65,11 @@ void BM_LoadKimiConfig(benchmark::State& state) {
 BENCHMARK(BM_LoadKimiConfig)->Unit(benchmark::kMicrosecond);
 
 // Reading the headers of a 119-shard checkpoint with Kimi-K2.5's tensor count (61 layers x 384 experts x
-// 3 projections x 4 NVFP4 tensors = 281,088 tensors), tensors shrunk to 16 bytes so the files stay small.
+// 3 projections x 4 NVFP4 tensors = 281,088 tensors), tensors shrunk to 16 bytes so the files stay small;
+// written as save_pretrained writes them (tests/fixtures/safetensors_writer.h). The folder is kept
+// between runs; its name changes with the fixture's layout.
 void BM_HeaderScan119Shards(benchmark::State& state) {
-  const auto dir = std::filesystem::temp_directory_path() / "gpubudget-bench-119-shards";
+  const auto dir = std::filesystem::temp_directory_path() / "gpubudget-bench-119-shards-v2";
   if (!std::filesystem::exists(dir / "model.safetensors.index.json")) {
     std::filesystem::create_directories(dir);
     std::vector<test::FixtureTensor> tensors;

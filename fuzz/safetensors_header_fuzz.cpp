@@ -1,7 +1,7 @@
 // Fuzzes the safetensors header parser. Input: 8 little-endian bytes giving the data-section size
 // the header must describe, then the header JSON.
-// Differential check: the parser reads JSON with its own scanner (src/json_scan.h); a header it
-// accepts must be JSON by nlohmann's parser too, or the run aborts.
+// Differential check: the parser reads JSON with simdjson; a header it accepts must be JSON by
+// nlohmann's parser too, or the run aborts.
 #include <cstdlib>
 #include <string_view>
 

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -37,6 +38,18 @@ ConfigDir find_config_dir(const std::string& explicit_dir, const std::filesystem
   if (usable(GPUBUDGET_INSTALL_CONFIG_DIR)) return {GPUBUDGET_INSTALL_CONFIG_DIR};
   if (usable(GPUBUDGET_SOURCE_CONFIG_DIR)) return {GPUBUDGET_SOURCE_CONFIG_DIR};
   throw InputError("no gpubudget config directory found; pass --config-dir or set GPUBUDGET_CONFIG_DIR");
+}
+
+std::vector<std::string> list_bundled_models(const ConfigDir& configs) {
+  std::vector<std::string> ids;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(configs.root / "models", ec)) {
+    const std::string folder = e.path().filename().string();
+    const auto sep = folder.find("__");
+    ids.push_back(sep == std::string::npos ? folder : folder.substr(0, sep) + "/" + folder.substr(sep + 2));
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
 }
 
 }  // namespace gpubudget

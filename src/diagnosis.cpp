@@ -375,4 +375,31 @@ std::string observation_row(const VllmLogFacts& f, const Diagnosis& d, const Dia
   return row.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
+LogDiagnosis diagnose_with_settings(VllmLogFacts facts, const DiagnoseSettings& settings, const ConfigDir& configs) {
+  LogDiagnosis out;
+  out.facts = std::move(facts);
+  DiagnosisContext& context = out.context;
+  if (!settings.gpu.empty()) context.gpu = load_gpu_preset(settings.gpu, configs);
+  if (!settings.model.empty()) {
+    out.model = std::make_shared<const ModelSpec>(load_model(settings.model, configs));
+    context.model = out.model.get();
+    context.model_name = settings.model;
+    if (!context.gpu) {
+      const auto total = out.facts.total_gpu_gib ? out.facts.total_gpu_gib : out.facts.startup_total_gib;
+      if (total) context.gpu = find_gpu_preset_by_memory(configs, *total);
+    }
+    std::string version = settings.vllm_version;
+    if (version.empty() && out.facts.vllm_version) version = *out.facts.vllm_version;
+    try {
+      context.profile = load_vllm_profile(version, configs);
+    } catch (const InputError&) {
+      if (!settings.vllm_version.empty()) throw;
+      context.profile = load_vllm_profile("", configs);  // a logged version older than every profile
+    }
+  }
+  context.kv_cache_dtype = settings.kv_cache_dtype;
+  out.diagnosis = diagnose_log(out.facts, context);
+  return out;
+}
+
 }  // namespace gpubudget

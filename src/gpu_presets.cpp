@@ -71,6 +71,29 @@ std::vector<GpuSpec> list_gpu_presets(const ConfigDir& configs) {
   return out;
 }
 
+std::vector<GpuSpec> load_stage_gpus(const std::vector<std::string>& names, std::optional<Bytes> memory,
+                                     std::int64_t pipeline_parallel_size, const ConfigDir& configs) {
+  std::vector<GpuSpec> gpus;
+  if (names.empty()) {
+    if (!memory) throw InputError("--gpu: give a GPU preset (see `gpubudget gpus`) or --gpu-memory SIZE");
+    gpus.push_back(custom_gpu(*memory));
+    return gpus;
+  }
+  for (const auto& name : names) {
+    GpuSpec gpu = load_gpu_preset(name, configs);
+    if (memory) {
+      gpu.memory = *memory;
+      gpu.memory_source = "--gpu-memory";
+    }
+    gpus.push_back(std::move(gpu));
+  }
+  if (gpus.size() > 1 && static_cast<std::int64_t>(gpus.size()) != pipeline_parallel_size) {
+    throw InputError(fmt::format("--gpu lists {} GPUs: give one, or one per pipeline stage (--pipeline-parallel-size {})",
+                                 gpus.size(), pipeline_parallel_size));
+  }
+  return gpus;
+}
+
 std::optional<GpuSpec> find_gpu_preset_by_memory(const ConfigDir& configs, double total_gib) {
   if (!(total_gib > 0)) return std::nullopt;
   std::optional<GpuSpec> best;

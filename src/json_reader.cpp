@@ -5,14 +5,12 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
 #include <cmath>
-#include <cstdlib>
+#include <algorithm>
 
 #include <fmt/format.h>
 
 #include "gpubudget/error.h"
-#include "json_scan.h"
 
 namespace gpubudget::detail {
 
@@ -56,74 +54,53 @@ std::string replace_python_number_tokens(const std::string& text) {
 
 namespace {
 
-// A number as nlohmann's own parser stores it: an integer without sign as unsigned, with a sign as
-// signed, anything else (a fraction, an exponent, an integer beyond 64 bits) as a double.
-nlohmann::json number_value(std::string_view token) {
-  const char* const first = token.data();
-  const char* const last = first + token.size();
-  if (token.find_first_of(".eE") == std::string_view::npos) {
-    if (token.front() == '-') {
-      std::int64_t value = 0;
-      if (std::from_chars(first, last, value).ec == std::errc()) return value;
-    } else {
-      std::uint64_t value = 0;
-      if (std::from_chars(first, last, value).ec == std::errc()) return value;
+// The deepest nesting accepted in a JSON input. Real configs nest four or five levels; nlohmann's
+// parser is iterative but its serialiser and destructor recurse, so a hostile depth must stop here.
+constexpr int kMaxJsonDepth = 128;
+
+// The nesting depth of `text`'s arrays and objects (outside strings), counted without parsing.
+int nesting_depth(std::string_view text) {
+  int depth = 0, deepest = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (in_string) {
+      if (ch == '\\') {
+        ++i;
+      } else if (ch == '"') {
+        in_string = false;
+      }
+    } else if (ch == '"') {
+      in_string = true;
+    } else if (ch == '[' || ch == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (ch == ']' || ch == '}') {
+      --depth;
     }
   }
-  return std::strtod(std::string(token).c_str(), nullptr);  // finite: the scanner refuses the rest
+  return deepest;
 }
 
-// One JSON value read by the strict scanner into a document tree. Duplicate keys keep the last value,
-// as nlohmann::json::parse does.
-nlohmann::json read_value(JsonScanner& in, std::string& scratch, int depth) {
-  if (depth > kMaxJsonDepth) in.fail(fmt::format("nested deeper than {} levels", kMaxJsonDepth));
-  switch (in.peek()) {
-    case '{': {
-      nlohmann::json object = nlohmann::json::object();
-      in.object([&](std::string_view key) {
-        std::string name(key);
-        nlohmann::json value = read_value(in, scratch, depth + 1);
-        object[std::move(name)] = std::move(value);
-      });
-      return object;
-    }
-    case '[': {
-      nlohmann::json array = nlohmann::json::array();
-      in.array([&] { array.push_back(read_value(in, scratch, depth + 1)); });
-      return array;
-    }
-    case '"': return std::string(in.string(scratch));
-    case 't':
-    case 'f': return in.boolean();
-    case 'n': in.null(); return nullptr;
-    default: {
-      const char c = in.peek();
-      if (c != '-' && (c < '0' || c > '9')) in.fail("expected a value");
-      return number_value(in.number_token());
-    }
+nlohmann::json parse_document(const std::string& text, const std::string& file) {
+  if (const int depth = nesting_depth(text); depth > kMaxJsonDepth) {
+    throw InputError(fmt::format("{}: JSON nested {} levels deep (limit {})", file, depth, kMaxJsonDepth));
   }
-}
-
-nlohmann::json read_document(std::string_view text) {
-  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // a UTF-8 byte order mark, as nlohmann skips it
-  JsonScanner in(text);
-  std::string scratch;
-  nlohmann::json value = read_value(in, scratch, 0);
-  if (!in.at_end()) in.fail("text after the JSON value");
-  return value;
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw InputError(fmt::format("{}: malformed JSON at byte {}: {}", file, e.byte, e.what()));
+  } catch (const nlohmann::json::exception& e) {  // e.g. a number too large for a double
+    throw InputError(fmt::format("{}: malformed JSON: {}", file, e.what()));
+  }
 }
 
 }  // namespace
 
 nlohmann::json parse_json(const std::string& text, const std::string& file) {
-  try {
-    if (text.find("Infinity") != std::string::npos || text.find("NaN") != std::string::npos) {
-      return read_document(replace_python_number_tokens(text));
-    }
-    return read_document(text);
-  } catch (const JsonScanError& e) {
-    throw InputError(fmt::format("{}: malformed JSON at byte {}: {}", file, e.offset(), e.what()));
+  if (text.find("Infinity") != std::string::npos || text.find("NaN") != std::string::npos) {
+    return parse_document(replace_python_number_tokens(text), file);
   }
+  return parse_document(text, file);
 }
 
 std::string read_text_file(const std::string& path) {

@@ -1,14 +1,17 @@
 // Safetensors header reader (format: huggingface/safetensors, "Format" section; the validation mirrors
-// the reference implementation's `Metadata::validate`).
+// the reference implementation's `Metadata::validate`). Headers and model.safetensors.index.json are
+// parsed with simdjson On-Demand (bench/README.md: the 119-shard scan).
 #include "gpubudget/safetensors.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <exception>
 #include <filesystem>
-#include <set>
+#include <map>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -18,22 +21,23 @@
 #include <cstring>
 
 #include <fmt/format.h>
+#include <simdjson.h>
 
 #include "gpubudget/error.h"
-#include "json_scan.h"
 
 namespace gpubudget {
+
+namespace dom = simdjson::dom;
 
 std::optional<std::int64_t> safetensors_dtype_bytes(std::string_view dtype) {
   struct Known {
     std::string_view name;
     std::int64_t bytes;
   };
-  // Most common first: a large checkpoint asks once per tensor.
   static constexpr Known kKnown[] = {
-      {"BF16", 2}, {"F8_E4M3", 1}, {"U8", 1},   {"F32", 4}, {"F16", 2},     {"I32", 4},
+      {"BF16", 2}, {"F8_E4M3", 1}, {"U8", 1},      {"F32", 4},  {"F16", 2}, {"I32", 4},
       {"I8", 1},   {"F8_E5M2", 1}, {"F8_E8M0", 1}, {"BOOL", 1}, {"I16", 2}, {"U16", 2},
-      {"U32", 4},  {"I64", 8},     {"U64", 8},  {"F64", 8}, {"C64", 8}};
+      {"U32", 4},  {"I64", 8},     {"U64", 8},     {"F64", 8},  {"C64", 8}};
   for (const Known& k : kKnown) {
     if (k.name == dtype) return k.bytes;
   }
@@ -46,129 +50,168 @@ namespace {
   throw InputError(fmt::format("{}: invalid safetensors file: {}", path, reason));
 }
 
-// A non-negative integer element of a shape or data_offsets array; `what` names it for the message.
-template <class What>
-std::int64_t non_negative(detail::JsonScanner& scan, const std::string& path, const What& what) {
-  const char c = scan.peek();
-  if (c != '-' && (c < '0' || c > '9')) fail(path, fmt::format("{} is not an integer", what()));
-  const detail::JsonInteger v = scan.integer();
-  switch (v.kind) {
-    case detail::JsonInteger::Kind::kInteger: return v.value;
-    case detail::JsonInteger::Kind::kNegative: fail(path, fmt::format("{} is negative ({})", what(), v.value));
-    case detail::JsonInteger::Kind::kTooLarge: fail(path, fmt::format("{} is too large", what()));
-    case detail::JsonInteger::Kind::kNotInteger: break;
+// A JSON text in memory with the zeroed padding simdjson reads past its end.
+class PaddedText {
+ public:
+  char* resize(std::size_t bytes) {
+    if (bytes + simdjson::SIMDJSON_PADDING > buffer_.size()) buffer_.resize(bytes + simdjson::SIMDJSON_PADDING);
+    size_ = bytes;
+    std::memset(buffer_.data() + bytes, 0, simdjson::SIMDJSON_PADDING);
+    return buffer_.data();
   }
-  fail(path, fmt::format("{} is not an integer", what()));
+  [[nodiscard]] const char* data() const { return buffer_.data(); }
+  [[nodiscard]] std::size_t size() const { return size_; }
+
+ private:
+  std::vector<char> buffer_;
+  std::size_t size_ = 0;
+};
+
+// Parses `text` into `parser`'s document: the whole text is validated as JSON (strings as UTF-8),
+// and string views into the document stay valid as long as the parser is not reused.
+simdjson::error_code parse_json(dom::parser& parser, const PaddedText& text, dom::element& root) {
+  return parser.parse(text.data(), text.size(), false).get(root);
 }
 
-// One tensor entry {"dtype", "shape", "data_offsets"}; other members are skipped, as the reference
-// implementation's deserializer does.
-SafetensorsTensor parse_entry(detail::JsonScanner& scan, std::string_view name, std::int64_t data_bytes,
-                              const std::string& path, std::string& scratch) {
-  const auto where = [name] { return fmt::format("tensor \"{}\"", name); };
-  if (scan.peek() != '{') fail(path, where() + " is not an object");
+std::string json_error(simdjson::error_code error) { return simdjson::error_message(error); }
+
+// A non-negative integer element of a shape or data_offsets array of tensor `name`.
+std::uint64_t non_negative(dom::element value, const std::string& path, std::string_view name, std::string_view what) {
+  const auto refuse = [&](std::string_view reason) -> void {
+    fail(path, fmt::format("tensor \"{}\" {} {}", name, what, reason));
+  };
+  switch (value.type()) {
+    case dom::element_type::INT64: {
+      const std::int64_t v = value.get_int64().value_unsafe();
+      if (v < 0) refuse(fmt::format("is negative ({})", v));
+      return static_cast<std::uint64_t>(v);
+    }
+    case dom::element_type::UINT64: return value.get_uint64().value_unsafe();
+    default: refuse("is not an integer");
+  }
+  return 0;
+}
+
+// One tensor entry {"dtype", "shape", "data_offsets"}; other members are ignored, as the reference
+// implementation's deserializer ignores them. Messages are built only on failure.
+SafetensorsTensor parse_entry(dom::element value, std::string_view name, std::int64_t data_bytes,
+                              const std::string& path) {
+  const auto refuse = [&](std::string_view reason) -> void { fail(path, fmt::format("tensor \"{}\" {}", name, reason)); };
+  dom::object entry;
+  if (value.get_object().get(entry) != simdjson::SUCCESS) refuse("is not an object");
   SafetensorsTensor t;
   t.name = std::string(name);
   bool has_dtype = false, has_shape = false;
-  int offsets = -1;
-  scan.object([&](std::string_view key) {
-    if (key == "dtype") {
-      if (scan.peek() != '"') fail(path, where() + " has no dtype string");
-      t.dtype = std::string(scan.string(scratch));
+  std::array<std::uint64_t, 2> offsets{};
+  std::size_t offset_count = 0;
+  constexpr auto kMax = static_cast<std::uint64_t>(INT64_MAX);
+  std::uint64_t elements = 1;
+  bool elements_overflow = false;
+  for (const dom::key_value_pair field : entry) {
+    if (field.key == "dtype") {
+      std::string_view dtype;
+      if (field.value.get_string().get(dtype) != simdjson::SUCCESS) refuse("has no dtype string");
+      t.dtype = std::string(dtype);
       has_dtype = true;
-    } else if (key == "shape") {
-      if (scan.peek() != '[') fail(path, where() + " has no shape array");
+    } else if (field.key == "shape") {
+      dom::array array;
+      if (field.value.get_array().get(array) != simdjson::SUCCESS) refuse("has no shape array");
       t.shape.clear();
-      scan.array([&] { t.shape.push_back(non_negative(scan, path, [&] { return where() + " shape dimension"; })); });
+      t.shape.reserve(array.size());
+      elements = 1;
+      elements_overflow = false;
+      for (const dom::element item : array) {
+        // The reference implementation multiplies every dimension in turn: a zero later does not
+        // excuse an overflow earlier.
+        const std::uint64_t d = non_negative(item, path, name, "shape dimension");
+        elements_overflow = elements_overflow || __builtin_mul_overflow(elements, d, &elements);
+        if (d > kMax) refuse("shape dimension is too large");
+        t.shape.push_back(static_cast<std::int64_t>(d));
+      }
       has_shape = true;
-    } else if (key == "data_offsets") {
-      if (scan.peek() != '[') fail(path, where() + " has no [begin, end] data_offsets");
-      offsets = 0;
-      scan.array([&] {
-        const std::int64_t v = non_negative(
-            scan, path, [&] { return where() + (offsets == 0 ? " data_offsets begin" : " data_offsets end"); });
-        if (offsets == 0) t.begin = v;
-        if (offsets == 1) t.end = v;
-        ++offsets;
-      });
-    } else {
-      scan.skip_value();
+    } else if (field.key == "data_offsets") {
+      dom::array array;
+      if (field.value.get_array().get(array) != simdjson::SUCCESS) refuse("has no [begin, end] data_offsets");
+      offset_count = 0;
+      for (const dom::element item : array) {
+        const std::uint64_t offset =
+            non_negative(item, path, name, offset_count == 0 ? "data_offsets begin" : "data_offsets end");
+        if (offset_count < 2) offsets[offset_count] = offset;
+        ++offset_count;
+      }
     }
-  });
-  if (!has_dtype) fail(path, where() + " has no dtype string");
+  }
+  if (!has_dtype) refuse("has no dtype string");
   const auto element = safetensors_dtype_bytes(t.dtype);
-  if (!element) fail(path, fmt::format("{} has unknown dtype \"{}\"", where(), t.dtype));
-  if (!has_shape) fail(path, where() + " has no shape array");
-  if (offsets != 2) fail(path, where() + " has no [begin, end] data_offsets");
-  if (t.end < t.begin) fail(path, fmt::format("{} data_offsets [{}, {}] end before begin", where(), t.begin, t.end));
+  if (!element) refuse(fmt::format("has unknown dtype \"{}\"", t.dtype));
+  if (!has_shape) refuse("has no shape array");
+  if (offset_count != 2) refuse("has no [begin, end] data_offsets");
+  if (offsets[0] > kMax || offsets[1] > kMax) refuse("has data_offsets beyond 64-bit byte counts");
+  t.begin = static_cast<std::int64_t>(offsets[0]);
+  t.end = static_cast<std::int64_t>(offsets[1]);
+  if (t.end < t.begin) refuse(fmt::format("data_offsets [{}, {}] end before begin", t.begin, t.end));
   if (t.end > data_bytes) {
-    fail(path, fmt::format("{} data_offsets end {} is past the {} data bytes (truncated file?)", where(), t.end,
-                           data_bytes));
+    refuse(fmt::format("data_offsets end {} is past the {} data bytes (truncated file?)", t.end, data_bytes));
   }
   // dtype x shape must be exactly the byte range.
-  std::int64_t bytes = *element;
-  bool too_large = false;
-  for (const auto d : t.shape) {
-    if (d == 0) {
-      bytes = 0;
-      too_large = false;
-      break;
-    }
-    too_large = too_large || __builtin_mul_overflow(bytes, d, &bytes);
+  if (elements_overflow) refuse("shape overflows 64-bit element counts");
+  std::uint64_t bytes = 0;
+  if (__builtin_mul_overflow(elements, static_cast<std::uint64_t>(*element), &bytes) || bytes > kMax) {
+    refuse("shape overflows 64-bit byte counts");
   }
-  if (too_large) fail(path, fmt::format("{} shape overflows 64-bit byte counts", where()));
-  if (t.end - t.begin != bytes) {
-    fail(path, fmt::format("{} holds {} bytes but dtype {} and shape need {}", where(), t.end - t.begin, t.dtype, bytes));
+  if (static_cast<std::uint64_t>(t.end - t.begin) != bytes) {
+    refuse(fmt::format("holds {} bytes but dtype {} and shape need {}", t.end - t.begin, t.dtype, bytes));
   }
   return t;
 }
 
-// A tensor named twice in one header (JSON allows it; the reference implementation's map would keep one).
-void refuse_duplicate_names(const SafetensorsFile& file) {
-  std::vector<std::pair<std::uint64_t, std::size_t>> hashes;
-  hashes.reserve(file.tensors.size());
-  for (std::size_t i = 0; i < file.tensors.size(); ++i) hashes.emplace_back(detail::hash_bytes(file.tensors[i].name), i);
-  std::sort(hashes.begin(), hashes.end());
-  for (std::size_t i = 1; i < hashes.size(); ++i) {
-    if (hashes[i].first != hashes[i - 1].first) continue;
-    const std::string& name = file.tensors[hashes[i].second].name;
-    if (name == file.tensors[hashes[i - 1].second].name) fail(file.path, fmt::format("tensor \"{}\" appears twice", name));
+// Sorts `names`, cheaply when they come in a few sorted runs (real checkpoints: transformers writes
+// the index's keys sorted, safetensors a header's tensors sorted by name within each dtype); returns
+// the first name that appears twice, if any.
+std::optional<std::string_view> sort_and_find_twice(std::vector<std::string_view>& names) {
+  std::vector<std::size_t> run_starts = {0};
+  for (std::size_t i = 1; i < names.size() && run_starts.size() <= 16; ++i) {
+    if (names[i] < names[i - 1]) run_starts.push_back(i);
   }
+  if (run_starts.size() > 16) {
+    std::sort(names.begin(), names.end());
+  } else {
+    for (std::size_t r = 1; r < run_starts.size(); ++r) {
+      const auto end = r + 1 < run_starts.size() ? names.begin() + static_cast<std::ptrdiff_t>(run_starts[r + 1]) : names.end();
+      std::inplace_merge(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(run_starts[r]), end);
+    }
+  }
+  const auto twice = std::adjacent_find(names.begin(), names.end());
+  if (twice == names.end()) return std::nullopt;
+  return *twice;
 }
 
-}  // namespace
+// The header's tensor names, sorted (views into `file`, valid while its tensors are not moved).
+// A name that appears twice is refused: JSON allows it, the reference implementation's map would keep one.
+std::vector<std::string_view> sorted_names(const SafetensorsFile& file) {
+  std::vector<std::string_view> names;
+  names.reserve(file.tensors.size());
+  for (const auto& t : file.tensors) names.emplace_back(t.name);
+  if (const auto twice = sort_and_find_twice(names)) fail(file.path, fmt::format("tensor \"{}\" appears twice", *twice));
+  return names;
+}
 
-namespace {
-
-SafetensorsFile parse_header(std::string_view header_json, std::int64_t data_bytes, const std::string& path,
-                             bool check_duplicate_names) {
+SafetensorsFile parse_header(dom::parser& parser, const PaddedText& text, std::int64_t data_bytes,
+                             const std::string& path) {
   SafetensorsFile file;
   file.path = path;
-  file.header_bytes = static_cast<std::int64_t>(header_json.size());
-  detail::JsonScanner scan(header_json);
-  try {
-    if (scan.peek() != '{') {
-      scan.skip_value();
-      if (scan.at_end()) fail(path, "the header is not a JSON object");
-      scan.fail("text after the value");
+  file.header_bytes = static_cast<std::int64_t>(text.size());
+  dom::element root;
+  if (auto error = parse_json(parser, text, root)) fail(path, "the header is not JSON (" + json_error(error) + ")");
+  dom::object header;
+  if (root.get_object().get(header) != simdjson::SUCCESS) fail(path, "the header is not a JSON object");
+  for (const dom::key_value_pair field : header) {
+    if (field.key == "__metadata__") {
+      if (!field.value.is_object()) fail(path, "__metadata__ is not an object");
+      continue;
     }
-    std::string scratch;
-    // About one tensor per 100 header bytes in real checkpoints; reserving avoids moving them all as
-    // the vector grows.
-    file.tensors.reserve(std::min<std::size_t>(header_json.size() / 100, 1u << 20));
-    scan.object([&](std::string_view name) {
-      if (name == "__metadata__") {
-        if (scan.peek() != '{') fail(path, "__metadata__ is not an object");
-        scan.skip_value();
-        return;
-      }
-      file.tensors.push_back(parse_entry(scan, name, data_bytes, path, scratch));
-    });
-    if (!scan.at_end()) scan.fail("text after the header object");
-  } catch (const detail::JsonScanError& e) {
-    fail(path, fmt::format("the header is not JSON (at byte {}: {})", e.offset(), e.what()));
+    file.tensors.push_back(parse_entry(field.value, field.key, data_bytes, path));
   }
-  if (check_duplicate_names) refuse_duplicate_names(file);
   // The data section is the tensors back to back: no overlap and no gap.
   const auto by_offset = [](const auto& a, const auto& b) {
     return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
@@ -192,20 +235,10 @@ SafetensorsFile parse_header(std::string_view header_json, std::int64_t data_byt
   return file;
 }
 
-}  // namespace
-
-SafetensorsFile parse_safetensors_header(std::string_view header_json, std::int64_t data_bytes,
-                                         const std::string& path) {
-  return parse_header(header_json, data_bytes, path, true);
-}
-
-namespace {
-
-// A file opened for reading with POSIX calls: headers are read once, whole, at known offsets, so
-// stream buffering would only copy them twice.
+// A regular file opened for reading with POSIX calls (a FIFO or a device is refused before any read).
 class ReadOnlyFile {
  public:
-  explicit ReadOnlyFile(const std::string& path) : path_(path), fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+  explicit ReadOnlyFile(const std::string& path) : path_(path), fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)) {
     if (fd_ < 0) throw InputError(fmt::format("{}: cannot open the file ({})", path, std::strerror(errno)));
     struct stat st {};
     if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -219,16 +252,6 @@ class ReadOnlyFile {
   ~ReadOnlyFile() { ::close(fd_); }
 
   [[nodiscard]] std::int64_t size() const { return size_; }
-  // Reads up to `capacity` bytes at `offset`; 0 at the end of the file.
-  std::size_t read_some(std::int64_t offset, char* out, std::size_t capacity) const {
-    for (;;) {
-      const ssize_t got = ::pread(fd_, out, capacity, static_cast<off_t>(offset));
-      if (got >= 0) return static_cast<std::size_t>(got);
-      if (errno != EINTR) {
-        throw InputError(fmt::format("{}: cannot read at byte {} ({})", path_, offset, std::strerror(errno)));
-      }
-    }
-  }
   // Reads exactly `bytes` bytes at `offset` into `out`; `what` names them in the error.
   void read_at(std::int64_t offset, char* out, std::size_t bytes, const char* what) const {
     std::size_t done = 0;
@@ -246,32 +269,13 @@ class ReadOnlyFile {
   std::int64_t size_ = 0;
 };
 
-// A buffer kept by each thread for the headers it reads, so that the hundred-odd headers of a large
-// checkpoint reuse memory the thread already touched (fresh pages are the slow part of reading them).
-// Buffers above kKeptBufferBytes are not kept.
-class HeaderBuffer {
- public:
-  static constexpr std::size_t kKeptBufferBytes = 4u << 20;  // real shards: 0.3-2 MB of header
-  char* get(std::size_t bytes) {
-    if (bytes > kKeptBufferBytes) {
-      large_.reset(new char[bytes]);
-      return large_.get();
-    }
-    large_.reset();
-    if (bytes > capacity_) {
-      kept_.reset(new char[bytes]);
-      capacity_ = bytes;
-    }
-    return kept_.get();
-  }
-
- private:
-  std::unique_ptr<char[]> kept_;
-  std::size_t capacity_ = 0;
-  std::unique_ptr<char[]> large_;
+// What one thread keeps between the headers it reads: the parser's buffers and the header text.
+struct HeaderReader {
+  dom::parser parser;
+  PaddedText text;
 };
 
-SafetensorsFile read_header(const std::string& path, bool check_duplicate_names) {
+SafetensorsFile read_header(const std::string& path) {
   const ReadOnlyFile in(path);
   const std::int64_t file_bytes = in.size();
   if (file_bytes < 8) fail(path, fmt::format("{} bytes, shorter than the 8-byte header length", file_bytes));
@@ -285,18 +289,33 @@ SafetensorsFile read_header(const std::string& path, bool check_duplicate_names)
   if (static_cast<std::int64_t>(length) > file_bytes - 8) {
     fail(path, fmt::format("header length {} is past the end of the {}-byte file", length, file_bytes));
   }
-  thread_local HeaderBuffer buffer;
-  char* const header = buffer.get(static_cast<std::size_t>(length));
-  in.read_at(8, header, static_cast<std::size_t>(length), "the header");
-  SafetensorsFile file = parse_header(std::string_view(header, static_cast<std::size_t>(length)),
-                                      file_bytes - 8 - static_cast<std::int64_t>(length), path, check_duplicate_names);
+  thread_local HeaderReader reader;
+  in.read_at(8, reader.text.resize(static_cast<std::size_t>(length)), static_cast<std::size_t>(length), "the header");
+  SafetensorsFile file =
+      parse_header(reader.parser, reader.text, file_bytes - 8 - static_cast<std::int64_t>(length), path);
   file.file_bytes = file_bytes;
   return file;
 }
 
 }  // namespace
 
-SafetensorsFile read_safetensors_header(const std::string& path) { return read_header(path, true); }
+SafetensorsFile parse_safetensors_header(std::string_view header_json, std::int64_t data_bytes,
+                                         const std::string& path) {
+  if (static_cast<std::int64_t>(header_json.size()) > kMaxSafetensorsHeaderBytes) {
+    fail(path, fmt::format("header length {} exceeds the {}-byte limit", header_json.size(), kMaxSafetensorsHeaderBytes));
+  }
+  HeaderReader reader;
+  std::memcpy(reader.text.resize(header_json.size()), header_json.data(), header_json.size());
+  SafetensorsFile file = parse_header(reader.parser, reader.text, data_bytes, path);
+  (void)sorted_names(file);  // refuses a name that appears twice
+  return file;
+}
+
+SafetensorsFile read_safetensors_header(const std::string& path) {
+  SafetensorsFile file = read_header(path);
+  (void)sorted_names(file);  // refuses a name that appears twice
+  return file;
+}
 
 std::int64_t CheckpointHeaders::tensor_bytes() const {
   std::int64_t total = 0;
@@ -314,127 +333,102 @@ std::int64_t CheckpointHeaders::tensor_count() const {
 
 namespace {
 
-// What model.safetensors.index.json says one file holds: how many tensors, and an order-independent
-// digest of their names (a sum and an xor of 64-bit name hashes) to compare with the file's header.
-struct IndexedFile {
-  std::string name;
-  std::int64_t count = 0;
-  std::uint64_t hash_sum = 0;
-  std::uint64_t hash_xor = 0;
-
-  void add(std::string_view tensor) {
-    const std::uint64_t h = detail::hash_bytes(tensor);
-    ++count;
-    hash_sum += h;
-    hash_xor ^= (h << 17) | (h >> 47);
-  }
+// model.safetensors.index.json's weight_map: the tensor names the index puts in each file. Names are
+// views into the parser's document, which lives as long as the map.
+struct WeightMap {
+  dom::parser parser;
+  PaddedText text;
+  std::vector<std::string> files;                     // distinct file names, in order of appearance
+  std::vector<std::vector<std::string_view>> names;            // per file, sorted
 };
 
-// Reads the index: calls on_entry(tensor, file) for each weight_map entry, after checking that the
-// file name stays inside the model folder.
-template <class OnEntry>
-void scan_index(const std::string& index_path, OnEntry&& on_entry) {
-  // Streamed in 1 MiB chunks: the index of a large checkpoint is tens of megabytes.
-  const ReadOnlyFile index_file(index_path);
-  std::int64_t offset = 0;
-  detail::JsonScanner scan(
-      [&](char* out, std::size_t capacity) {
-        const std::size_t got = index_file.read_some(offset, out, capacity);
-        offset += static_cast<std::int64_t>(got);
-        return got;
-      },
-      std::size_t{1} << 20);
-  bool has_weight_map = false;
+// The largest index read (real ones: tens of MB for the largest checkpoints; simdjson's document of it
+// takes a few times its size).
+constexpr std::int64_t kMaxIndexBytes = std::int64_t{256} << 20;
+
+void read_weight_map(const std::string& index_path, WeightMap& map) {
+  const ReadOnlyFile in(index_path);
+  if (in.size() > kMaxIndexBytes) {
+    throw InputError(fmt::format("{}: {} bytes, above the {}-byte limit for an index", index_path, in.size(),
+                                 kMaxIndexBytes));
+  }
+  in.read_at(0, map.text.resize(static_cast<std::size_t>(in.size())), static_cast<std::size_t>(in.size()), "the index");
   const std::string weight_map_error =
       fmt::format("{}:/weight_map: expected an object of tensor name -> file", index_path);
-  try {
-    if (scan.peek() != '{') {
-      scan.skip_value();
-      if (!scan.at_end()) scan.fail("text after the value");
-      throw InputError(weight_map_error);
-    }
-    std::string file_scratch;
-    scan.object([&](std::string_view key) {
-      if (key != "weight_map") {
-        scan.skip_value();
-        return;
-      }
-      if (scan.peek() != '{') throw InputError(weight_map_error);
-      has_weight_map = true;
-      scan.object([&](std::string_view tensor) {
-        if (scan.peek() != '"') {
-          throw InputError(fmt::format("{}:/weight_map/{}: expected a file name", index_path, tensor));
-        }
-        const std::string_view file = scan.string(file_scratch);
-        if (file.find('/') != std::string_view::npos || file.find("..") != std::string_view::npos) {
-          throw InputError(fmt::format("{}:/weight_map/{}: file \"{}\" is outside the model folder", index_path,
-                                       tensor, file));
-        }
-        on_entry(tensor, file);
-      });
-    });
-    if (!scan.at_end()) scan.fail("text after the index object");
-  } catch (const detail::JsonScanError& e) {
-    throw InputError(fmt::format("{}: malformed JSON at byte {}: {}", index_path, e.offset(), e.what()));
+  dom::element root;
+  if (auto error = parse_json(map.parser, map.text, root)) {
+    throw InputError(fmt::format("{}: malformed JSON: {}", index_path, json_error(error)));
   }
-  if (!has_weight_map) throw InputError(weight_map_error);
+  dom::element weight_map_element;
+  dom::object weight_map;
+  if (!root.is_object() || root["weight_map"].get(weight_map_element) != simdjson::SUCCESS ||
+      weight_map_element.get_object().get(weight_map) != simdjson::SUCCESS) {
+    throw InputError(weight_map_error);
+  }
+  std::unordered_map<std::string_view, std::uint32_t> file_ids;
+  for (const dom::key_value_pair entry : weight_map) {
+    std::string_view file;
+    if (entry.value.get_string().get(file) != simdjson::SUCCESS) {
+      throw InputError(fmt::format("{}:/weight_map/{}: expected a file name", index_path, entry.key));
+    }
+    if (file.empty() || file.find('/') != std::string_view::npos || file == "." || file == "..") {
+      throw InputError(fmt::format("{}:/weight_map/{}: file \"{}\" is outside the model folder", index_path,
+                                   entry.key, file));
+    }
+    const auto [at, added] = file_ids.try_emplace(file, static_cast<std::uint32_t>(map.files.size()));
+    if (added) {
+      map.files.emplace_back(file);
+      map.names.emplace_back();
+    }
+    map.names[at->second].emplace_back(entry.key);
+  }
+  // Sorted once per file; a name listed twice for one file is refused here, for two files when the
+  // second file's header is compared.
+  for (auto& names : map.names) {
+    if (const auto twice = sort_and_find_twice(names)) {
+      throw InputError(fmt::format("{}: the index lists tensor \"{}\" more than once", index_path, *twice));
+    }
+  }
 }
 
-// The exact difference between what the index maps to `file` and what its header holds, as an
-// InputError; called only when the digests disagree.
-[[noreturn]] void report_index_mismatch(const std::string& index_path,
-                                        const SafetensorsFile& header, const std::string& file) {
-  std::vector<std::string> listed;
-  scan_index(index_path, [&](std::string_view tensor, std::string_view in_file) {
-    if (in_file == file) listed.emplace_back(tensor);
-  });
-  std::sort(listed.begin(), listed.end());
-  for (std::size_t i = 1; i < listed.size(); ++i) {
-    if (listed[i] == listed[i - 1]) {
-      throw InputError(fmt::format("{}: the index lists tensor \"{}\" more than once", index_path, listed[i]));
-    }
+// The header of the file the index calls `files[file]` must hold exactly the tensors the index maps
+// to it: the two sorted name lists are compared, and the first difference is the error.
+void check_against_index(const std::string& index_path, const WeightMap& map, std::uint32_t file,
+                         const std::vector<std::string_view>& header_names) {
+  const std::string& name = map.files[file];
+  const std::vector<std::string_view>& listed = map.names[file];
+  const auto [in_index, in_header] = std::mismatch(listed.begin(), listed.end(), header_names.begin(), header_names.end());
+  if (in_index == listed.end() && in_header == header_names.end()) return;
+  if (in_header == header_names.end() || (in_index != listed.end() && *in_index < *in_header)) {
+    throw InputError(
+        fmt::format("{}: the index maps tensor \"{}\" to {}, which does not hold it", index_path, *in_index, name));
   }
-  std::set<std::string> present;
-  for (const auto& t : header.tensors) present.insert(t.name);
-  for (const auto& t : listed) {
-    if (present.count(t) == 0) {
-      throw InputError(
-          fmt::format("{}: the index maps tensor \"{}\" to {}, which does not hold it", index_path, t, file));
-    }
-  }
-  const std::set<std::string> listed_set(listed.begin(), listed.end());
-  for (const auto& t : present) {
-    if (listed_set.count(t) == 0) {
-      throw InputError(
-          fmt::format("{}: {} holds tensor \"{}\", which the index does not list", index_path, file, t));
-    }
-  }
-  throw InputError(fmt::format("{}: the index and {} disagree on its tensors", index_path, file));
+  throw InputError(fmt::format("{}: {} holds tensor \"{}\", which the index does not map to it", index_path, name,
+                               *in_header));
 }
 
-// One shard's header as read by a worker, with the digest of its tensor names.
-struct ParsedShard {
-  SafetensorsFile file;
-  IndexedFile names;
-  std::exception_ptr error;
+// The headers of `paths` in their order, each with its sorted tensor names and the error that stopped
+// its read (if any).
+struct ShardReads {
+  std::vector<SafetensorsFile> files;
+  std::vector<std::vector<std::string_view>> names;
+  std::vector<std::exception_ptr> errors;
 };
 
 // Reads the headers of `paths` on worker threads (up to one per core; a large checkpoint has over a
-// hundred shards) while the calling thread does `meanwhile` (reading the index), then helps. With an
-// index, a tensor named twice in a header already fails the index comparison, so
-// `check_duplicate_names` is false there.
+// hundred shards) while the calling thread does `meanwhile` (reading the index), then helps.
 template <class Meanwhile>
-std::vector<ParsedShard> read_shards(const std::vector<std::string>& paths, bool check_duplicate_names,
-                                     Meanwhile&& meanwhile) {
-  std::vector<ParsedShard> shards(paths.size());
+ShardReads read_shards(const std::vector<std::string>& paths, Meanwhile&& meanwhile) {
+  ShardReads reads{std::vector<SafetensorsFile>(paths.size()), std::vector<std::vector<std::string_view>>(paths.size()),
+                   std::vector<std::exception_ptr>(paths.size())};
   std::atomic<std::size_t> next{0};
   const auto work = [&] {
     for (std::size_t i = next++; i < paths.size(); i = next++) {
       try {
-        shards[i].file = read_header(paths[i], check_duplicate_names);
-        for (const auto& t : shards[i].file.tensors) shards[i].names.add(t.name);
+        reads.files[i] = read_header(paths[i]);
+        reads.names[i] = sorted_names(reads.files[i]);
       } catch (...) {
-        shards[i].error = std::current_exception();
+        reads.errors[i] = std::current_exception();
       }
     }
   };
@@ -451,17 +445,7 @@ std::vector<ParsedShard> read_shards(const std::vector<std::string>& paths, bool
     }
     work();
   }
-  return shards;
-}
-
-std::vector<std::string> safetensors_files_in(const std::filesystem::path& dir) {
-  std::vector<std::string> paths;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    if (e.path().extension() == ".safetensors") paths.push_back(e.path().string());
-  }
-  std::sort(paths.begin(), paths.end());
-  return paths;
+  return reads;
 }
 
 }  // namespace
@@ -470,46 +454,48 @@ std::optional<CheckpointHeaders> read_checkpoint_headers(const std::string& mode
   namespace fs = std::filesystem;
   std::error_code ec;
   if (!fs::is_directory(model_dir, ec)) return std::nullopt;
+  const fs::path dir(model_dir);
+  // The folder's .safetensors files, by name.
+  std::map<std::string, std::size_t> folder_files;  // file name -> position in `paths`
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.path().extension() == ".safetensors") folder_files.emplace(e.path().filename().string(), 0);
+  }
+  std::vector<std::string> paths;
+  for (auto& [name, position] : folder_files) {
+    position = paths.size();
+    paths.push_back((dir / name).string());
+  }
   CheckpointHeaders headers;
-  const fs::path index = fs::path(model_dir) / "model.safetensors.index.json";
-  const std::vector<std::string> paths = safetensors_files_in(model_dir);
+  const fs::path index = dir / "model.safetensors.index.json";
   if (!fs::exists(index, ec)) {
     if (paths.empty()) return std::nullopt;
-    for (auto& shard : read_shards(paths, true, [] {})) {
-      if (shard.error) std::rethrow_exception(shard.error);
-      headers.files.push_back(std::move(shard.file));
+    ShardReads reads = read_shards(paths, [] {});
+    for (std::size_t i = 0; i < paths.size(); ++i) {
+      if (reads.errors[i]) std::rethrow_exception(reads.errors[i]);
+      headers.files.push_back(std::move(reads.files[i]));
     }
     return headers;
   }
-  // The folder's shards are read while the index is: the index then picks the ones it lists (files
-  // it does not list are no part of the checkpoint, and their errors are ignored).
+  // The folder's shards are read while the index is; the index then picks the files it lists, by
+  // name (files it does not list are no part of the checkpoint, and their errors are ignored).
   headers.index_path = index.string();
-  std::vector<IndexedFile> indexed;
-  std::vector<ParsedShard> shards = read_shards(paths, false, [&] {
-    std::unordered_map<std::string, std::size_t> file_ids;
-    std::size_t last = 0;
-    scan_index(headers.index_path, [&](std::string_view tensor, std::string_view file) {
-      // Shards list their tensors together: the previous entry's file is the usual answer.
-      if (indexed.empty() || indexed[last].name != file) {
-        const auto [it, added] = file_ids.try_emplace(std::string(file), indexed.size());
-        if (added) indexed.push_back({std::string(file)});
-        last = it->second;
-      }
-      indexed[last].add(tensor);
-    });
-  });
-  std::sort(indexed.begin(), indexed.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
-  for (const IndexedFile& listed : indexed) {
-    const std::string path = (fs::path(model_dir) / listed.name).string();
-    const auto at = std::lower_bound(paths.begin(), paths.end(), path);
-    if (at == paths.end() || *at != path) (void)read_header(path, false);  // throws: missing or unreadable
-    ParsedShard& shard = shards[static_cast<std::size_t>(at - paths.begin())];
-    if (shard.error) std::rethrow_exception(shard.error);
-    if (shard.names.count != listed.count || shard.names.hash_sum != listed.hash_sum ||
-        shard.names.hash_xor != listed.hash_xor) {
-      report_index_mismatch(headers.index_path, shard.file, listed.name);
+  WeightMap map;
+  ShardReads reads = read_shards(paths, [&] { read_weight_map(headers.index_path, map); });
+  std::vector<std::pair<std::string, std::uint32_t>> listed;  // file name, id in the index
+  for (std::uint32_t id = 0; id < map.files.size(); ++id) listed.emplace_back(map.files[id], id);
+  std::sort(listed.begin(), listed.end());
+  for (const auto& [name, id] : listed) {
+    const auto at = folder_files.find(name);
+    if (at == folder_files.end()) {
+      // Listed under another extension: read it (or say why not) by its name.
+      SafetensorsFile file = read_header((dir / name).string());
+      check_against_index(headers.index_path, map, id, sorted_names(file));
+      headers.files.push_back(std::move(file));
+      continue;
     }
-    headers.files.push_back(std::move(shard.file));
+    if (reads.errors[at->second]) std::rethrow_exception(reads.errors[at->second]);
+    check_against_index(headers.index_path, map, id, reads.names[at->second]);
+    headers.files.push_back(std::move(reads.files[at->second]));
   }
   return headers;
 }

@@ -1,8 +1,11 @@
-// Helpers shared by the tests: the bundled configs and models.
+// Helpers shared by the tests: the bundled configs and models, and error expectations.
 #pragma once
+
+#include <gtest/gtest.h>
 
 #include <string>
 
+#include "gpubudget/error.h"
 #include "gpubudget/load.h"
 #include "gpubudget/parallel_layout.h"
 
@@ -16,6 +19,18 @@ inline ParallelLayout layout_for(const ModelSpec& model, std::int64_t tp) {
   Deployment d;
   d.tensor_parallel_size = tp;
   return make_parallel_layout(model, d, 0);
+}
+
+// Expects `action` to throw InputError whose message contains `substring` (the type and the text).
+template <class Action>
+void expect_input_error(Action&& action, const std::string& substring) {
+  try {
+    action();
+    ADD_FAILURE() << "no InputError; expected one containing: " << substring;
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find(substring), std::string::npos)
+        << "message: " << e.what() << "\nexpected to contain: " << substring;
+  }
 }
 
 }  // namespace gpubudget::test

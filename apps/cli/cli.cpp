@@ -12,9 +12,8 @@
 #include "diagnose_command.h"
 #include "fit_command.h"
 #include "vllm_command.h"
-#include "calibrate.h"
+#include "gpubudget/calibrate.h"
 #include "plan_command.h"
-#include "replay.h"
 #include "sweep_command.h"
 #include "weights_command.h"
 #include "gpubudget/error.h"
@@ -125,7 +124,19 @@ struct CalibrateOptions {
   std::string output;
 };
 
-// `gpubudget calibrate OBSERVATIONS.jsonl --profile P.json [-o OUT.json]`.
+// The profile a calibration without --profile starts from: the one every replayed row ran under when
+// they agree, else the newest.
+std::string default_calibration_profile(const std::vector<ReplayRow>& rows, const ConfigDir& configs) {
+  std::string version;
+  for (const auto& r : rows) {
+    if (r.profile.empty()) continue;
+    if (!version.empty() && r.profile != version) return load_vllm_profile("", configs).source;
+    version = r.profile;
+  }
+  return load_vllm_profile(version, configs).source;
+}
+
+// `gpubudget calibrate OBSERVATIONS.jsonl [--profile P.json] [-o OUT.json]`.
 int run_calibrate(const CalibrateOptions& o, const ConfigDir& configs, std::ostream& out, std::ostream& err) {
   std::string aliases = o.aliases;
   if (aliases.empty()) {
@@ -133,11 +144,13 @@ int run_calibrate(const CalibrateOptions& o, const ConfigDir& configs, std::ostr
     std::error_code ec;
     if (std::filesystem::exists(beside, ec)) aliases = beside.string();
   }
-  const auto rows = accuracy::replay_observations(o.observations, aliases, configs);
-  std::ifstream in(o.profile);
-  if (!in) throw InputError(fmt::format("{}: cannot be read", o.profile));
+  const auto rows = replay_observations(o.observations, aliases, configs);
+  const std::string profile = o.profile.empty() ? default_calibration_profile(rows, configs) : o.profile;
+  if (o.profile.empty()) err << "calibrating " << profile << "\n";
+  std::ifstream in(profile);
+  if (!in) throw InputError(fmt::format("{}: cannot be read", profile));
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const accuracy::Calibration c = accuracy::calibrate_profile(rows, text, o.profile);
+  const Calibration c = calibrate_profile(rows, text, profile);
   for (const auto& t : c.terms) {
     err << fmt::format("{:<16} {:>3} rows  rmse {:.3f} GiB\n", t.term, t.rows, t.rmse_gib);
   }
@@ -168,16 +181,12 @@ int run_gpus(const ConfigDir& configs, bool json, std::ostream& out) {
   return 0;
 }
 
-int run_models(const ConfigDir& configs, bool status, std::ostream& out) {
-  std::vector<std::string> ids;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(configs.root / "models", ec)) {
-    std::string name = e.path().filename().string();
-    const auto sep = name.find("__");
-    if (sep != std::string::npos) name.replace(sep, 2, "/");
-    ids.push_back(name);
+int run_models(const ConfigDir& configs, bool status, bool json, std::ostream& out) {
+  const std::vector<std::string> ids = list_bundled_models(configs);
+  if (json) {
+    out << models_json(ids);
+    return 0;
   }
-  std::sort(ids.begin(), ids.end());
   if (!status) {
     for (const auto& id : ids) out << id << "\n";
     return 0;
@@ -227,7 +236,8 @@ std::string bash_completion(const CLI::App& app) {
 void add_calibrate_options(CLI::App& calibrate, CalibrateOptions& options) {
   calibrate.add_option("OBSERVATIONS", options.observations, "JSONL of vLLM startups (tests/data/observations)")
       ->required();
-  calibrate.add_option("--profile", options.profile, "the profile to calibrate (configs/vllm/X.json)")->required();
+  calibrate.add_option("--profile", options.profile,
+                       "the profile to calibrate (default: the one the rows ran under, else the newest)");
   calibrate.add_option("--aliases", options.aliases, "model_aliases.json (default: beside the observations)");
   calibrate.add_option("-o,--output", options.output, "write the calibrated profile here (default: stdout)");
 }
@@ -273,9 +283,10 @@ int run_cli(std::vector<std::string> args, std::ostream& out, std::ostream& err,
   bool gpus_json = false;
   CLI::App* gpus = app.add_subcommand("gpus", "list GPU presets");
   gpus->add_flag("--json", gpus_json, "JSON array");
-  bool models_status = false;
+  bool models_status = false, models_json_output = false;
   CLI::App* models = app.add_subcommand("models", "list bundled models");
   models->add_flag("--status", models_status, "load each one and report whether it is supported (Markdown)");
+  models->add_flag("--json", models_json_output, "JSON array of the bundled model ids");
   CLI::App* version = app.add_subcommand("version", "print the version");
   std::string completion_shell;
   CLI::App* completion = app.add_subcommand("completion", "print a shell completion script: completion bash");
@@ -327,7 +338,7 @@ int run_cli(std::vector<std::string> args, std::ostream& out, std::ostream& err,
     if (diagnose->parsed()) return run_diagnose(diagnose_options, configs, out, err);
     if (calibrate->parsed()) return run_calibrate(calibrate_options, configs, out, err);
     if (gpus->parsed()) return run_gpus(configs, gpus_json, out);
-    if (models->parsed()) return run_models(configs, models_status, out);
+    if (models->parsed()) return run_models(configs, models_status, models_json_output, out);
   } catch (const UsageError& e) {
     err << "gpubudget: " << e.what() << "\n";
     return static_cast<int>(ExitCode::kUsage);

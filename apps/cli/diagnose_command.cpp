@@ -1,7 +1,6 @@
 #include "diagnose_command.h"
 
 #include <cmath>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -64,42 +63,13 @@ void print_human(const VllmLogFacts& f, const Diagnosis& d, std::ostream& out) {
 }  // namespace
 
 int run_diagnose(const DiagnoseOptions& o, const ConfigDir& configs, std::ostream& out, std::ostream& err) {
-  VllmLogFacts facts;
-  if (o.log == "-") {
-    facts = read_vllm_log(std::cin, "-");
-  } else {
-    std::error_code ec;
-    if (std::filesystem::is_directory(o.log, ec)) throw InputError(fmt::format("{}: is a directory, not a log", o.log));
-    std::ifstream in(o.log, std::ios::binary);
-    if (!in) throw InputError(fmt::format("{}: cannot be read", o.log));
-    facts = read_vllm_log(in, o.log);
-  }
-  DiagnosisContext context;
-  std::optional<ModelSpec> model;
-  if (!o.model.empty()) {
-    model = load_model(o.model, configs);
-    context.model = &*model;
-    context.model_name = o.model;
-    if (!o.gpu.empty()) {
-      context.gpu = load_gpu_preset(o.gpu, configs);
-    } else {
-      const auto total = facts.total_gpu_gib ? facts.total_gpu_gib : facts.startup_total_gib;
-      if (total) context.gpu = find_gpu_preset_by_memory(configs, *total);
-    }
-    std::string version = o.vllm_version;
-    if (version.empty() && facts.vllm_version) version = *facts.vllm_version;
-    try {
-      context.profile = load_vllm_profile(version, configs);
-    } catch (const InputError&) {
-      if (!o.vllm_version.empty()) throw;
-      context.profile = load_vllm_profile("", configs);  // a logged version older than every profile
-    }
-  } else if (!o.gpu.empty()) {
-    context.gpu = load_gpu_preset(o.gpu, configs);
-  }
-  if (!o.kv_cache_dtype.empty()) context.kv_cache_dtype = parse_kv_cache_dtype_choice(o.kv_cache_dtype);
-
-  const Diagnosis d = diagnose_log(facts, context);
+  DiagnoseSettings settings{o.model, o.gpu, o.vllm_version, std::nullopt};
+  if (!o.kv_cache_dtype.empty()) settings.kv_cache_dtype = parse_kv_cache_dtype_choice(o.kv_cache_dtype);
+  const LogDiagnosis result =
+      diagnose_with_settings(o.log == "-" ? read_vllm_log(std::cin, "-") : read_vllm_log_file(o.log), settings, configs);
+  const VllmLogFacts& facts = result.facts;
+  const DiagnosisContext& context = result.context;
+  const Diagnosis& d = result.diagnosis;
   // With `--emit-observation -` stdout carries only the row (for `>> fleet.jsonl`); the report goes to stderr.
   std::ostream& report = o.emit_observation == "-" ? err : out;
   if (o.json) {

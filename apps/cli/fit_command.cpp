@@ -123,23 +123,15 @@ ResolvedFit resolve_fit_options(const FitOptions& o, const ConfigDir& configs) {
   if (o.gpu.empty() && o.gpu_memory.empty()) {
     throw UsageError("fit: give --gpu NAME (see `gpubudget gpus`) or --gpu-memory SIZE");
   }
-  if (o.gpu.empty()) {
-    out.gpus.push_back(custom_gpu(Bytes(parse_memory_size("--gpu-memory", o.gpu_memory))));
-  } else {
-    for (const auto& name : split_list(o.gpu)) {
-      GpuSpec gpu = load_gpu_preset(name, configs);
-      if (!o.gpu_memory.empty()) {
-        gpu.memory = Bytes(parse_memory_size("--gpu-memory", o.gpu_memory));
-        gpu.memory_source = "--gpu-memory";
-      }
-      out.gpus.push_back(std::move(gpu));
-    }
-  }
-  if (out.gpus.size() > 1 && static_cast<std::int64_t>(out.gpus.size()) != d.pipeline_parallel_size) {
+  const std::vector<std::string> names = o.gpu.empty() ? std::vector<std::string>{} : split_list(o.gpu);
+  if (names.size() > 1 && static_cast<std::int64_t>(names.size()) != d.pipeline_parallel_size) {
     throw UsageError(fmt::format("--gpu lists {} GPUs: give one, or one per pipeline stage "
                                  "(--pipeline-parallel-size {})",
-                                 out.gpus.size(), d.pipeline_parallel_size));
+                                 names.size(), d.pipeline_parallel_size));
   }
+  std::optional<Bytes> memory;
+  if (!o.gpu_memory.empty()) memory = Bytes(parse_memory_size("--gpu-memory", o.gpu_memory));
+  out.gpus = load_stage_gpus(names, memory, d.pipeline_parallel_size, configs);
   return out;
 }
 

@@ -36,9 +36,10 @@ def main():
     extra = {"config_dir": sys.argv[2]} if len(sys.argv) > 2 else {}
     print("gpubudget", lib.gpubudget_version().decode())
 
-    status, fit = run(lib, dict(extra, command="fit", args=[
-        "nvidia/Kimi-K2.5-NVFP4", "--gpu", "rtx-pro-6000", "-tp", "8", "--kv-cache-dtype", "bfloat16",
-        "--gpu-memory-utilization", "0.9", "--vllm-version", "0.15"]))
+    status, fit = run(lib, dict(extra, operation="fit", model="nvidia/Kimi-K2.5-NVFP4", gpu="rtx-pro-6000",
+                                vllm_version="0.15",
+                                deployment={"tensor_parallel_size": 8, "kv_cache_dtype": "bfloat16",
+                                            "gpu_memory_utilization": 0.9}))
     # 61 layers x (512 + 64) x 2 bytes per token; 262,144 tokens need 18,421,383,168 bytes: does not fit.
     assert status == 1, (status, fit)
     assert fit["kv_cache"]["bytes_per_token"] == 61 * 576 * 2, fit["kv_cache"]
@@ -46,10 +47,11 @@ def main():
     assert 0 < fit["max_model_len"] < 262144, fit["max_model_len"]
     print("incident: largest --max-model-len", fit["max_model_len"], "status", status)
 
-    status, error = run(lib, dict(extra, command="fit", args=["meta-llama/Llama-3.1-8B", "--gpu", "h100", "-tp", "3"]))
+    status, error = run(lib, dict(extra, operation="fit", model="meta-llama/Llama-3.1-8B", gpu="h100",
+                                  deployment={"tensor_parallel_size": 3}))
     assert status == 3 and "--tensor-parallel-size 3" in error["error"], (status, error)
-    status, error = run(lib, {"command": 7})
-    assert status == 2 and "command" in error["error"], (status, error)
+    status, error = run(lib, {"operation": 7})
+    assert status == 3 and "request:/operation: expected a string, got 7" in error["error"], (status, error)
     print("errors: ok")
 
 

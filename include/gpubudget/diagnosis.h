@@ -3,12 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "gpubudget/deployment.h"
 #include "gpubudget/gpu_spec.h"
+#include "gpubudget/load.h"
 #include "gpubudget/model_spec.h"
 #include "gpubudget/remedies.h"
 #include "gpubudget/vllm_log.h"
@@ -53,6 +55,28 @@ struct Diagnosis {
 // Never throws on what the log says: settings the model cannot run with (a TP the heads do not divide)
 // become a note and the diagnosis continues from the log alone. `context.model` must outlive the call.
 Diagnosis diagnose_log(const VllmLogFacts& facts, const DiagnosisContext& context);
+
+// What the user names beside the log (`diagnose --model/--gpu/--vllm-version/--kv-cache-dtype`);
+// empty strings are unset.
+struct DiagnoseSettings {
+  std::string model;         // an id or a path; "": diagnose from the log alone
+  std::string gpu;           // a preset; "": the one whose total matches the log's, if exactly one does
+  std::string vllm_version;  // "": the log's version (the newest profile when the log's is older than all)
+  std::optional<KvCacheDtypeChoice> kv_cache_dtype;
+};
+
+// A diagnosis with what it was made from. `context.model` points to `*model` (shared, so that the
+// struct can be moved and copied).
+struct LogDiagnosis {
+  VllmLogFacts facts;
+  std::shared_ptr<const ModelSpec> model;
+  DiagnosisContext context;
+  Diagnosis diagnosis;
+};
+
+// Loads what `settings` names and diagnoses `facts`, as `gpubudget diagnose` does. Throws InputError
+// for an unknown model, GPU or version (a log's own version older than every profile is not an error).
+LogDiagnosis diagnose_with_settings(VllmLogFacts facts, const DiagnoseSettings& settings, const ConfigDir& configs);
 
 // The log's figures as one row of tests/data/observations/vllm-runs.jsonl (one JSON object, no
 // newline), so `gpubudget calibrate` can learn from a fleet's own logs.

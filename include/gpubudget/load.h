@@ -24,6 +24,9 @@ struct ConfigDir {
 // then the install prefix compiled in. Throws InputError if none exists.
 ConfigDir find_config_dir(const std::string& explicit_dir, const std::filesystem::path& executable);
 
+// The Hugging Face ids of the bundled models (`<root>/models/<org>__<name>` → "org/name"), sorted.
+std::vector<std::string> list_bundled_models(const ConfigDir& configs);
+
 // `model` is a directory holding config.json, a path to a config.json, or the Hugging Face id of a
 // bundled model ("nvidia/Kimi-K2.5-NVFP4" → <root>/models/nvidia__Kimi-K2.5-NVFP4).
 ModelSpec load_model(const std::string& model, const ConfigDir& configs);
@@ -38,6 +41,13 @@ ModelSpec parse_model_config(const std::string& config_json, const std::string& 
 GpuSpec load_gpu_preset(const std::string& name, const ConfigDir& configs);
 // Every preset, by name. InputError when one is malformed.
 std::vector<GpuSpec> list_gpu_presets(const ConfigDir& configs);
+// The GPUs of a deployment: one preset for every pipeline stage, or one per stage (`names`), each
+// with `memory` as its CUDA-visible total when given; a custom GPU of `memory` when `names` is empty.
+// InputError for an unknown preset, for neither names nor memory, or for a count that is neither 1
+// nor `pipeline_parallel_size`.
+std::vector<GpuSpec> load_stage_gpus(const std::vector<std::string>& names, std::optional<Bytes> memory,
+                                     std::int64_t pipeline_parallel_size, const ConfigDir& configs);
+
 // The one preset whose CUDA-visible total is within 0.5% of `total_gib` (a log's "total capacity"),
 // or nullopt when none or several are. InputError when a preset is malformed.
 std::optional<GpuSpec> find_gpu_preset_by_memory(const ConfigDir& configs, double total_gib);

@@ -9,10 +9,7 @@
 // outside the data, overlapping or leaving gaps.
 #pragma once
 
-#include <algorithm>
-#include <array>
 #include <cstdint>
-#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,46 +20,10 @@ namespace gpubudget {
 // The largest header accepted (the safetensors reference limit).
 inline constexpr std::int64_t kMaxSafetensorsHeaderBytes = 100'000'000;
 
-// A tensor's dimensions. Up to kInline are kept in the object itself (checkpoint tensors have at most
-// five), more on the heap: reading a 281,088-tensor checkpoint then allocates once per tensor, not twice.
-class TensorShape {
- public:
-  static constexpr std::size_t kInline = 6;
-  TensorShape() = default;
-  TensorShape(std::initializer_list<std::int64_t> dims) {
-    for (const auto d : dims) push_back(d);
-  }
-  void push_back(std::int64_t dim) {
-    if (size_ < kInline) {
-      inline_[size_] = dim;
-    } else {
-      if (size_ == kInline) spilled_.assign(inline_.begin(), inline_.end());
-      spilled_.push_back(dim);
-    }
-    ++size_;
-  }
-  void clear() {
-    size_ = 0;
-    spilled_.clear();
-  }
-  [[nodiscard]] std::size_t size() const { return size_; }
-  [[nodiscard]] bool empty() const { return size_ == 0; }
-  [[nodiscard]] const std::int64_t* begin() const { return size_ <= kInline ? inline_.data() : spilled_.data(); }
-  [[nodiscard]] const std::int64_t* end() const { return begin() + size_; }
-  [[nodiscard]] std::int64_t operator[](std::size_t i) const { return begin()[i]; }
-  [[nodiscard]] std::vector<std::int64_t> to_vector() const { return {begin(), end()}; }
-  bool operator==(const TensorShape& other) const { return std::equal(begin(), end(), other.begin(), other.end()); }
-
- private:
-  std::array<std::int64_t, kInline> inline_{};
-  std::size_t size_ = 0;
-  std::vector<std::int64_t> spilled_;  // all dimensions once there are more than kInline
-};
-
 struct SafetensorsTensor {
   std::string name;
   std::string dtype;                // safetensors name: "BF16", "F8_E4M3", "I32" ...
-  TensorShape shape;
+  std::vector<std::int64_t> shape;
   std::int64_t begin = 0;           // byte offsets within the data section
   std::int64_t end = 0;
 

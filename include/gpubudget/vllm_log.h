@@ -77,6 +77,9 @@ struct VllmLogFacts {
 // content; a stream that fails mid-way ends the read (the facts so far are returned).
 VllmLogFacts read_vllm_log(std::istream& in, const std::string& source);
 
+// Reads the log file at `path`. Throws InputError when it is not a readable regular file.
+VllmLogFacts read_vllm_log_file(const std::string& path);
+
 // One line without ANSI escapes, worker prefix, level, timestamp and "[file.py:123]" location.
 // `worker` receives the prefix's name ("EngineCore_DP0", "Worker_TP3"), or "" when there is none.
 std::string strip_log_prefix(const std::string& line, std::string* worker = nullptr);

@@ -1,5 +1,5 @@
-// The C ABI (include/gpubudget/gpubudget.h): requests become CLI arguments for run_cli, its `--json`
-// output is returned as is. Every exception is caught here.
+// The C ABI (include/gpubudget/gpubudget.h): the request is parsed here and answered by
+// c_requests.cpp; no exception leaves this file.
 #include "gpubudget/gpubudget.h"
 
 #include <dlfcn.h>
@@ -7,26 +7,24 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <sstream>
+#include <new>
 #include <string>
-#include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "cli.h"
+#include "c_requests.h"
 #include "gpubudget/version.h"
 
 namespace {
+
+// The longest request accepted (real ones are a few hundred bytes) and its deepest nesting.
+constexpr std::size_t kMaxRequestBytes = std::size_t{1} << 20;
+constexpr int kMaxRequestDepth = 16;
 
 char* copy_out(const std::string& text) {
   char* out = static_cast<char*>(std::malloc(text.size() + 1));
   if (out != nullptr) std::memcpy(out, text.c_str(), text.size() + 1);
   return out;
-}
-
-std::string error_json(const std::string& message, int status) {
-  return nlohmann::json{{"error", message}, {"status", status}}.dump(-1, ' ', false,
-                                                                     nlohmann::json::error_handler_t::replace);
 }
 
 // This shared library's own path, so configs are found beside an installed library
@@ -39,56 +37,27 @@ std::filesystem::path library_path() {
   return {};
 }
 
-int run(const char* request_json, std::string& response) {
-  if (request_json == nullptr) {
-    response = error_json("request_json is NULL", 2);
-    return 2;
+gpubudget::c_api::Answer run(const char* request_json) {
+  using gpubudget::c_api::error_document;
+  if (request_json == nullptr) return {3, error_document("request_json is NULL", 3)};
+  const std::size_t length = strnlen(request_json, kMaxRequestBytes + 1);
+  if (length > kMaxRequestBytes) {
+    return {3, error_document("request is longer than " + std::to_string(kMaxRequestBytes) + " bytes", 3)};
   }
+  // Parsed with a depth limit: the callback refuses a value nested deeper than kMaxRequestDepth.
+  const auto depth_limit = [](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+    if (depth > kMaxRequestDepth) throw std::length_error("nested deeper than " + std::to_string(kMaxRequestDepth));
+    return true;
+  };
   nlohmann::json request;
   try {
-    request = nlohmann::json::parse(request_json);
+    request = nlohmann::json::parse(request_json, request_json + length, depth_limit);
   } catch (const nlohmann::json::exception& e) {
-    response = error_json(std::string("request is not JSON: ") + e.what(), 2);
-    return 2;
+    return {3, error_document(std::string("request is not JSON: ") + e.what(), 3)};
+  } catch (const std::length_error& e) {
+    return {3, error_document(std::string("request is ") + e.what(), 3)};
   }
-  if (!request.is_object() || !request.contains("command") || !request["command"].is_string()) {
-    response = error_json("request must be an object with a string \"command\"", 2);
-    return 2;
-  }
-  std::vector<std::string> args;
-  if (request.contains("config_dir")) {
-    if (!request["config_dir"].is_string()) {
-      response = error_json("\"config_dir\" must be a string", 2);
-      return 2;
-    }
-    args = {"--config-dir", request["config_dir"].get<std::string>()};
-  }
-  const std::string command = request["command"].get<std::string>();
-  args.push_back(command);
-  if (request.contains("args")) {
-    if (!request["args"].is_array()) {
-      response = error_json("\"args\" must be an array of strings", 2);
-      return 2;
-    }
-    for (const auto& a : request["args"]) {
-      if (!a.is_string()) {
-        response = error_json("\"args\" must be an array of strings", 2);
-        return 2;
-      }
-      args.push_back(a.get<std::string>());
-    }
-  }
-  if (command != "calibrate" && command != "version" && command != "models") args.push_back("--json");
-  std::ostringstream out, err;
-  const int status = gpubudget::cli::run_cli(args, out, err, library_path());
-  if (status >= 2) {
-    std::string message = err.str();
-    while (!message.empty() && message.back() == '\n') message.pop_back();
-    response = error_json(message, status);
-  } else {
-    response = out.str();
-  }
-  return status;
+  return gpubudget::c_api::answer_request(request, library_path());
 }
 
 }  // namespace
@@ -96,19 +65,16 @@ int run(const char* request_json, std::string& response) {
 extern "C" const char* gpubudget_version(void) { return gpubudget::kVersion; }
 
 extern "C" int gpubudget_run_json(const char* request_json, char** out_json) {
-  std::string response;
-  int status = 4;
+  gpubudget::c_api::Answer answer{4, ""};
   try {
-    status = run(request_json, response);
-  } catch (const std::exception& e) {
-    response = error_json(std::string("internal error: ") + e.what(), 4);
-    status = 4;
+    answer = run(request_json);
+  } catch (const std::bad_alloc&) {
+    answer = {4, R"({"error": "out of memory", "status": 4})"};
   } catch (...) {
-    response = error_json("internal error", 4);
-    status = 4;
+    answer = {4, R"({"error": "internal error", "status": 4})"};
   }
-  if (out_json != nullptr) *out_json = copy_out(response);
-  return status;
+  if (out_json != nullptr) *out_json = copy_out(answer.document);
+  return answer.status;
 }
 
 extern "C" void gpubudget_free(char* text) { std::free(text); }

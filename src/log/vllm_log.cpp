@@ -3,10 +3,15 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <string_view>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "gpubudget/error.h"
 #include "log_text.h"
 
 namespace gpubudget {
@@ -419,6 +424,14 @@ VllmLogFacts read_vllm_log(std::istream& in, const std::string& source) {
   }
   reader.finish();
   return facts;
+}
+
+VllmLogFacts read_vllm_log_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw InputError(fmt::format("{}: is a directory, not a log", path));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot be read", path));
+  return read_vllm_log(in, path);
 }
 
 }  // namespace gpubudget

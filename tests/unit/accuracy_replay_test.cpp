@@ -6,14 +6,15 @@
 
 #include <gtest/gtest.h>
 
-#include "replay.h"
+#include "accuracy_report.h"
+
 #include "test_support.h"
 
 namespace gpubudget {
 namespace {
 
-std::vector<accuracy::ReplayRow> replay() {
-  return accuracy::replay_observations(test::data_dir() + "/observations/vllm-runs.jsonl",
+std::vector<ReplayRow> replay() {
+  return replay_observations(test::data_dir() + "/observations/vllm-runs.jsonl",
                                        test::data_dir() + "/observations/model_aliases.json", test::configs());
 }
 
@@ -74,7 +75,7 @@ TEST(AccuracyReplay, TheCommittedReportIsCurrent) {
   std::ifstream in(std::string(GPUBUDGET_TEST_SOURCE_DIR) + "/docs/accuracy.md");
   std::stringstream committed;
   committed << in.rdbuf();
-  EXPECT_EQ(committed.str(), accuracy::accuracy_markdown(replay()))
+  EXPECT_EQ(committed.str(), accuracy_markdown(replay()))
       << "docs/accuracy.md is stale: regenerate it with gpubudget_accuracy > docs/accuracy.md";
 }
 

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "calibrate.h"
+#include "gpubudget/calibrate.h"
 #include "gpubudget/error.h"
 #include "gpubudget/fit.h"
 #include "test_support.h"
@@ -22,8 +22,8 @@ std::string read(const std::filesystem::path& p) {
   return s.str();
 }
 
-std::vector<accuracy::ReplayRow> rows() {
-  return accuracy::replay_observations(test::data_dir() + "/observations/vllm-runs.jsonl",
+std::vector<ReplayRow> rows() {
+  return replay_observations(test::data_dir() + "/observations/vllm-runs.jsonl",
                                        test::data_dir() + "/observations/model_aliases.json", test::configs());
 }
 
@@ -34,7 +34,7 @@ TEST(Calibrate, ReproducesEveryShippedProfileByteForByte) {
     if (entry.path().extension() != ".json") continue;
     ++profiles;
     const std::string shipped = read(entry.path());
-    const auto c = accuracy::calibrate_profile(replayed, shipped, entry.path().string());
+    const auto c = calibrate_profile(replayed, shipped, entry.path().string());
     EXPECT_EQ(c.profile_json, shipped) << entry.path() << ": rerun scripts/calibrate-profiles.sh";
   }
   EXPECT_GE(profiles, 5);
@@ -43,7 +43,7 @@ TEST(Calibrate, ReproducesEveryShippedProfileByteForByte) {
 TEST(Calibrate, FitsTheSamplerCoefficientFromTheLoggedPeaks) {
   // vLLM 0.17-0.20: the logged torch peaks of the H100 rows whose sampler dominates are 1024 rows of
   // fp32 logits and their top-k/top-p workspace, about 15 bytes per logit element.
-  const auto c = accuracy::calibrate_profile(rows(), read(test::configs().root / "vllm" / "0.17.json"), "0.17.json");
+  const auto c = calibrate_profile(rows(), read(test::configs().root / "vllm" / "0.17.json"), "0.17.json");
   const auto j = nlohmann::json::parse(c.profile_json);
   EXPECT_NEAR(j["overheads"]["sampler_bytes_per_logit"].get<double>(), 15.0, 0.6);
   EXPECT_GE(c.row_ids.size(), 30u);
@@ -52,8 +52,8 @@ TEST(Calibrate, FitsTheSamplerCoefficientFromTheLoggedPeaks) {
 }
 
 TEST(Calibrate, AProfileWithoutACalibrationBlockIsRefused) {
-  EXPECT_THROW(accuracy::calibrate_profile({}, R"({"overheads": {}})", "p.json"), InputError);
-  EXPECT_THROW(accuracy::calibrate_profile({}, "{", "p.json"), InputError);
+  EXPECT_THROW(calibrate_profile({}, R"({"overheads": {}})", "p.json"), InputError);
+  EXPECT_THROW(calibrate_profile({}, "{", "p.json"), InputError);
 }
 
 TEST(Calibrate, FitAcceptsAProfileFile) {

@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "gpubudget/error.h"
-#include "replay.h"
+#include "accuracy_report.h"
 
 #ifndef GPUBUDGET_SOURCE_DIR
 #define GPUBUDGET_SOURCE_DIR "."
@@ -15,8 +15,8 @@ int main(int argc, char** argv) {
   const std::string aliases = argc > 2 ? argv[2] : source + "/tests/data/observations/model_aliases.json";
   const std::string config_dir = argc > 3 ? argv[3] : source + "/configs";
   try {
-    const auto rows = gpubudget::accuracy::replay_observations(observations, aliases, gpubudget::ConfigDir{config_dir});
-    std::cout << gpubudget::accuracy::accuracy_markdown(rows);
+    const auto rows = gpubudget::replay_observations(observations, aliases, gpubudget::ConfigDir{config_dir});
+    std::cout << gpubudget::accuracy_markdown(rows);
   } catch (const std::exception& e) {
     std::cerr << "gpubudget_accuracy: " << e.what() << "\n";
     return 3;

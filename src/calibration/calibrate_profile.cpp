@@ -1,4 +1,5 @@
-#include "calibrate.h"
+// calibrate_profile (calibrate.h): least-squares fits of a profile's overhead coefficients.
+#include "gpubudget/calibrate.h"
 
 #include <algorithm>
 #include <array>
@@ -12,7 +13,7 @@
 #include "gpubudget/bytes.h"
 #include "gpubudget/error.h"
 
-namespace gpubudget::accuracy {
+namespace gpubudget {
 
 namespace {
 
@@ -204,4 +205,4 @@ Calibration calibrate_profile(const std::vector<ReplayRow>& rows, const std::str
   return out;
 }
 
-}  // namespace gpubudget::accuracy
+}  // namespace gpubudget

@@ -1,0 +1,256 @@
+// The C ABI's operations on the library API (c_requests.h). Each request is read with JsonReader, so
+// a malformed one is an InputError naming the field ("request:/deployment/tensor_parallel_size: ...").
+#include "c_requests.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "../json_reader.h"
+#include "gpubudget/diagnosis.h"
+#include "gpubudget/error.h"
+#include "gpubudget/json_documents.h"
+#include "gpubudget/load.h"
+#include "gpubudget/plan.h"
+#include "gpubudget/remedies.h"
+#include "gpubudget/sweep.h"
+#include "gpubudget/version.h"
+#include "gpubudget/vllm_log.h"
+#include "gpubudget/weights_report.h"
+
+namespace gpubudget::c_api {
+
+namespace {
+
+using detail::JsonReader;
+
+constexpr std::int64_t kAnyCount = std::numeric_limits<std::int64_t>::max();
+
+// The deployment's fields, with vLLM's argument names; absent ones keep Deployment's defaults.
+Deployment read_deployment(const JsonReader& r) {
+  r.reject_unknown_keys({"tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size",
+                         "decode_context_parallel_size", "enable_expert_parallel", "num_redundant_experts",
+                         "pp_layer_partition", "gpu_memory_utilization", "dtype", "kv_cache_dtype", "max_model_len",
+                         "max_num_seqs", "max_num_batched_tokens", "block_size", "entry_point", "enforce_eager",
+                         "skip_mm_profiling", "mamba_cache_mode", "kv_cache_memory_bytes"});
+  Deployment d;
+  d.tensor_parallel_size = r.optional_integer("tensor_parallel_size", 1, kAnyCount).value_or(1);
+  d.pipeline_parallel_size = r.optional_integer("pipeline_parallel_size", 1, kAnyCount).value_or(1);
+  d.data_parallel_size = r.optional_integer("data_parallel_size", 1, kAnyCount).value_or(1);
+  d.decode_context_parallel_size = r.optional_integer("decode_context_parallel_size", 1, kAnyCount).value_or(1);
+  d.enable_expert_parallel = r.boolean("enable_expert_parallel", false);
+  d.num_redundant_experts = r.optional_integer("num_redundant_experts", 0, kAnyCount).value_or(0);
+  d.pp_layer_partition = r.integer_list("pp_layer_partition", 1, kAnyCount);
+  d.gpu_memory_utilization = r.optional_number("gpu_memory_utilization", 0.0, 1.0);
+  if (const auto text = r.optional_string("dtype")) d.dtype = parse_model_dtype_choice(*text, r.path("dtype"));
+  if (const auto text = r.optional_string("kv_cache_dtype")) {
+    d.kv_cache_dtype = parse_kv_cache_dtype_choice(*text, r.path("kv_cache_dtype"));
+  }
+  // max_model_len: a length, or "auto" / -1 for the model's derived maximum (vLLM's spellings).
+  if (r.has("max_model_len")) {
+    const auto& v = r.value()["max_model_len"];
+    if (!(v.is_string() && v.get<std::string>() == "auto") && !(v.is_number_integer() && v.get<std::int64_t>() == -1)) {
+      d.max_model_len = r.integer("max_model_len", 1, kAnyCount);
+    }
+  }
+  d.max_num_seqs = r.optional_integer("max_num_seqs", 1, kAnyCount);
+  d.max_num_batched_tokens = r.optional_integer("max_num_batched_tokens", 1, kAnyCount);
+  d.block_size = r.optional_integer("block_size", 1, kAnyCount);
+  if (const auto text = r.optional_string("entry_point")) d.entry_point = parse_entry_point(*text, r.path("entry_point"));
+  d.enforce_eager = r.boolean("enforce_eager", false);
+  d.skip_mm_profiling = r.boolean("skip_mm_profiling", false);
+  if (const auto text = r.optional_string("mamba_cache_mode")) {
+    d.mamba_cache_mode = parse_mamba_cache_mode(*text, r.path("mamba_cache_mode"));
+  }
+  if (const auto bytes = r.optional_integer("kv_cache_memory_bytes", 0, kAnyCount)) d.kv_cache_memory = Bytes(*bytes);
+  return d;
+}
+
+Deployment deployment_of(const JsonReader& request) {
+  const auto deployment = request.optional_object("deployment");
+  return deployment ? read_deployment(*deployment) : Deployment{};
+}
+
+// "gpu": a preset name or a list of names (one per pipeline stage); "gpu_memory_bytes" overrides
+// the total, or stands alone for a custom GPU.
+std::vector<std::string> gpu_names(const JsonReader& request, const char* key) {
+  if (!request.has(key)) return {};
+  if (request.value()[key].is_string()) return {request.string(key)};
+  return request.string_list(key);
+}
+
+std::optional<Bytes> gpu_memory(const JsonReader& request) {
+  const auto bytes = request.optional_integer("gpu_memory_bytes", 1, kAnyCount);
+  return bytes ? std::optional<Bytes>(Bytes(*bytes)) : std::nullopt;
+}
+
+VllmProfile profile_of(const JsonReader& request, const ConfigDir& configs) {
+  if (request.has("profile")) {
+    if (request.has("vllm_version")) request.fail("profile", "either \"profile\" or \"vllm_version\", not both");
+    return load_vllm_profile_file(request.string("profile"));
+  }
+  return load_vllm_profile(request.optional_string("vllm_version").value_or(""), configs);
+}
+
+Answer fit_operation(const JsonReader& r, const ConfigDir& configs) {
+  r.reject_unknown_keys({"operation", "config_dir", "model", "gpu", "gpu_memory_bytes", "vllm_version", "profile",
+                         "deployment"});
+  const ModelSpec model = load_model(r.string("model"), configs);
+  const Deployment d = deployment_of(r);
+  const std::vector<GpuSpec> gpus = load_stage_gpus(gpu_names(r, "gpu"), gpu_memory(r), d.pipeline_parallel_size, configs);
+  const VllmProfile profile = profile_of(r, configs);
+  FitMemo memo(model);
+  const FitResult result = fit(model, gpus, d, profile, &memo);
+  std::vector<Remedy> remedies;
+  if (!result.fits) remedies = find_remedies(model, gpus, d, profile, result, &memo);
+  const FitQuery query{model, gpus, d, profile, r.optional_string("vllm_version").value_or("")};
+  return {result.fits ? 0 : 1, fit_json(query, result, remedies)};
+}
+
+Answer weights_operation(const JsonReader& r, const ConfigDir& configs) {
+  r.reject_unknown_keys({"operation", "config_dir", "model", "gpu", "vllm_version", "deployment", "by", "read_headers"});
+  const Deployment d = deployment_of(r);
+  const ModelSpec model = model_for_dtype(load_model(r.string("model"), configs), d.dtype);
+  std::optional<GpuSpec> gpu;
+  if (r.has("gpu")) gpu = load_gpu_preset(r.string("gpu"), configs);
+  const std::string by = r.optional_string("by").value_or("component");
+  WeightsGrouping grouping = WeightsGrouping::kComponent;
+  if (by == "layer") {
+    grouping = WeightsGrouping::kLayer;
+  } else if (by == "tensor") {
+    grouping = WeightsGrouping::kTensor;
+  } else if (by != "component") {
+    r.fail("by", "\"component\", \"layer\" or \"tensor\"");
+  }
+  std::optional<CheckpointHeaders> headers;
+  if (r.boolean("read_headers", true)) {
+    std::error_code ec;
+    const std::filesystem::path source(model.source);
+    headers = read_checkpoint_headers((std::filesystem::is_directory(source, ec) ? source : source.parent_path()).string());
+  }
+  const VllmProfile profile = load_vllm_profile(r.optional_string("vllm_version").value_or(""), configs);
+  return {0, weights_json(weights_report(model, gpu, d, profile, grouping, headers))};
+}
+
+// A list of integers, or the default when absent.
+std::vector<std::int64_t> counts(const JsonReader& r, const char* key, std::int64_t default_value) {
+  auto values = r.integer_list(key, 1, kAnyCount);
+  if (!r.has(key)) values = {default_value};
+  if (values.empty()) r.fail(key, "a non-empty array of positive integers");
+  return values;
+}
+
+Answer sweep_operation(const JsonReader& r, const ConfigDir& configs) {
+  r.reject_unknown_keys({"operation", "config_dir", "model", "gpus", "tensor_parallel_sizes", "pipeline_parallel_sizes",
+                         "decode_context_parallel_sizes", "kv_cache_dtypes", "gpu_memory_utilizations", "max_num_seqs",
+                         "target_len", "vllm_version", "deployment"});
+  const ModelSpec model = load_model(r.string("model"), configs);
+  const VllmProfile profile = load_vllm_profile(r.optional_string("vllm_version").value_or(""), configs);
+  SweepAxes axes;
+  const auto names = r.string_list("gpus");
+  if (names.empty()) r.fail("gpus", "a non-empty array of GPU preset names");
+  for (const auto& name : names) axes.gpus.push_back(load_gpu_preset(name, configs));
+  axes.tensor_parallel = counts(r, "tensor_parallel_sizes", 1);
+  axes.pipeline_parallel = counts(r, "pipeline_parallel_sizes", 1);
+  axes.decode_context_parallel = counts(r, "decode_context_parallel_sizes", 1);
+  if (r.has("kv_cache_dtypes")) {
+    axes.kv_cache_dtypes.clear();
+    for (const auto& name : r.string_list("kv_cache_dtypes")) {
+      axes.kv_cache_dtypes.push_back(parse_kv_cache_dtype_choice(name, r.path("kv_cache_dtypes")));
+    }
+    if (axes.kv_cache_dtypes.empty()) r.fail("kv_cache_dtypes", "a non-empty array of KV dtypes");
+  }
+  if (r.has("gpu_memory_utilizations")) {
+    const auto& list = r.value()["gpu_memory_utilizations"];
+    if (!list.is_array() || list.empty()) r.fail("gpu_memory_utilizations", "a non-empty array of numbers in (0, 1]");
+    axes.utilizations.clear();
+    for (const auto& v : list) {
+      if (!v.is_number() || !(v.get<double>() > 0.0 && v.get<double>() <= 1.0)) {
+        r.fail("gpu_memory_utilizations", "a non-empty array of numbers in (0, 1]");
+      }
+      axes.utilizations.emplace_back(v.get<double>());
+    }
+  }
+  if (r.has("max_num_seqs")) {
+    axes.max_num_seqs.clear();
+    for (const auto v : counts(r, "max_num_seqs", 1)) axes.max_num_seqs.emplace_back(v);
+  }
+  const std::int64_t target = r.optional_integer("target_len", 1, kAnyCount).value_or(0);
+  const auto rows = run_sweep(model, axes, deployment_of(r), profile, target);
+  const std::string version = r.optional_string("vllm_version").value_or(profile.version);
+  return {0, sweep_json(model, rows, target > 0 ? target : model.derived_max_model_len, version)};
+}
+
+Answer plan_operation(const JsonReader& r, const ConfigDir& configs) {
+  r.reject_unknown_keys({"operation", "config_dir", "model", "gpus", "max_model_len", "concurrency",
+                         "max_pipeline_parallel_size", "vllm_version", "deployment"});
+  const ModelSpec model = load_model(r.string("model"), configs);
+  const VllmProfile profile = load_vllm_profile(r.optional_string("vllm_version").value_or(""), configs);
+  PlanRequest request;
+  request.max_model_len = r.optional_integer("max_model_len", 1, kAnyCount).value_or(model.derived_max_model_len);
+  request.concurrency = r.optional_integer("concurrency", 1, kAnyCount).value_or(1);
+  request.max_pipeline = r.optional_integer("max_pipeline_parallel_size", 1, kAnyCount).value_or(request.max_pipeline);
+  std::vector<GpuSpec> gpus;
+  if (r.has("gpus")) {
+    for (const auto& name : r.string_list("gpus")) gpus.push_back(load_gpu_preset(name, configs));
+  } else {
+    gpus = list_gpu_presets(configs);
+  }
+  const auto answers = plan_deployments(model, gpus, deployment_of(r), profile, request);
+  const bool found = std::any_of(answers.begin(), answers.end(), [](const PlanAnswer& a) { return a.found; });
+  return {found ? 0 : 1, plan_json(answers)};
+}
+
+Answer diagnose_operation(const JsonReader& r, const ConfigDir& configs) {
+  r.reject_unknown_keys({"operation", "config_dir", "log", "model", "gpu", "vllm_version", "kv_cache_dtype"});
+  DiagnoseSettings settings{r.optional_string("model").value_or(""), r.optional_string("gpu").value_or(""),
+                            r.optional_string("vllm_version").value_or(""), std::nullopt};
+  if (const auto text = r.optional_string("kv_cache_dtype")) {
+    settings.kv_cache_dtype = parse_kv_cache_dtype_choice(*text, r.path("kv_cache_dtype"));
+  }
+  const LogDiagnosis result = diagnose_with_settings(read_vllm_log_file(r.string("log")), settings, configs);
+  return {0, diagnosis_json(result.facts, result.diagnosis)};
+}
+
+Answer catalog_operation(const std::string& operation, const JsonReader& r, const ConfigDir& configs) {
+  r.reject_unknown_keys({"operation", "config_dir"});
+  if (operation == "gpus") return {0, gpus_json(list_gpu_presets(configs))};
+  return {0, models_json(list_bundled_models(configs))};
+}
+
+}  // namespace
+
+std::string error_document(const std::string& message, int status) {
+  return nlohmann::ordered_json{{"error", message}, {"status", status}}.dump(
+      -1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+Answer answer_request(const nlohmann::json& request, const std::filesystem::path& library) {
+  try {
+    if (!request.is_object()) throw InputError("request: expected a JSON object with an \"operation\"");
+    const JsonReader r(request, "request");
+    const std::string operation = r.string("operation");
+    if (operation == "version") {
+      r.reject_unknown_keys({"operation"});
+      return {0, nlohmann::ordered_json{{"version", kVersion}}.dump(2) + "\n"};
+    }
+    const ConfigDir configs = find_config_dir(r.optional_string("config_dir").value_or(""), library);
+    if (operation == "fit") return fit_operation(r, configs);
+    if (operation == "weights") return weights_operation(r, configs);
+    if (operation == "sweep") return sweep_operation(r, configs);
+    if (operation == "plan") return plan_operation(r, configs);
+    if (operation == "diagnose") return diagnose_operation(r, configs);
+    if (operation == "gpus" || operation == "models") return catalog_operation(operation, r, configs);
+    r.fail("operation", "one of version, fit, weights, sweep, plan, diagnose, gpus, models");
+  } catch (const InputError& e) {
+    return {3, error_document(e.what(), 3)};
+  } catch (const std::bad_alloc&) {
+    throw;
+  } catch (const std::exception& e) {
+    return {4, error_document(std::string("internal error: ") + e.what(), 4)};
+  }
+}
+
+}  // namespace gpubudget::c_api

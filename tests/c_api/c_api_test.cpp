@@ -1,0 +1,144 @@
+// The C ABI (include/gpubudget/gpubudget.h, docs/api.md "C ABI"), called as a C program would call
+// libgpubudget_c.so: every operation answers the document the CLI prints with --json, and every
+// malformed request is status 3 with a message, never a crash.
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli.h"
+#include "gpubudget/gpubudget.h"
+
+namespace {
+
+struct Reply {
+  int status = -1;
+  std::string text;
+};
+
+Reply call(const char* request) {
+  char* out = nullptr;
+  Reply reply;
+  reply.status = gpubudget_run_json(request, &out);
+  EXPECT_NE(out, nullptr);
+  if (out != nullptr) reply.text = out;
+  gpubudget_free(out);
+  return reply;
+}
+
+Reply call(const nlohmann::json& request) {
+  nlohmann::json r = request;
+  r["config_dir"] = GPUBUDGET_TEST_CONFIG_DIR;
+  return call(r.dump().c_str());
+}
+
+// `gpubudget <args> --json` in process: status and stdout.
+Reply cli(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  args.insert(args.begin(), {"--config-dir", GPUBUDGET_TEST_CONFIG_DIR});
+  const int status = gpubudget::cli::run_cli(args, out, err);
+  return {status, out.str()};
+}
+
+void expect_refused(const Reply& reply, const std::string& message) {
+  EXPECT_EQ(reply.status, 3) << reply.text;
+  const auto j = nlohmann::json::parse(reply.text);
+  EXPECT_EQ(j["status"], 3);
+  EXPECT_NE(j["error"].get<std::string>().find(message), std::string::npos) << j["error"];
+}
+
+TEST(CApi, FitAnswersTheDocumentOfFitJson) {
+  const Reply c = call(nlohmann::json{{"operation", "fit"},
+                                      {"model", "nvidia/Kimi-K2.5-NVFP4"},
+                                      {"gpu", "rtx-pro-6000"},
+                                      {"vllm_version", "0.15"},
+                                      {"deployment",
+                                       {{"tensor_parallel_size", 8},
+                                        {"kv_cache_dtype", "bfloat16"},
+                                        {"gpu_memory_utilization", 0.9}}}});
+  const Reply line = cli({"fit", "nvidia/Kimi-K2.5-NVFP4", "--gpu", "rtx-pro-6000", "-tp", "8", "--kv-cache-dtype",
+                          "bfloat16", "--gpu-memory-utilization", "0.9", "--vllm-version", "0.15", "--json"});
+  EXPECT_EQ(c.status, 1);  // 262,144 tokens do not fit (docs/methodology.md §7)
+  EXPECT_EQ(c.status, line.status);
+  EXPECT_EQ(c.text, line.text);
+}
+
+TEST(CApi, EveryOtherOperationAnswersTheCliDocument) {
+  EXPECT_EQ(call(nlohmann::json{{"operation", "weights"},
+                                {"model", "meta-llama/Llama-3.1-8B"},
+                                {"deployment", {{"tensor_parallel_size", 2}}},
+                                {"by", "layer"}})
+                .text,
+            cli({"weights", "meta-llama/Llama-3.1-8B", "-tp", "2", "--by", "layer", "--json"}).text);
+  EXPECT_EQ(call(nlohmann::json{{"operation", "sweep"},
+                                {"model", "meta-llama/Llama-3.1-8B"},
+                                {"gpus", {"h100", "rtx-4090"}},
+                                {"tensor_parallel_sizes", {1, 2}},
+                                {"kv_cache_dtypes", {"auto", "fp8"}}})
+                .text,
+            cli({"sweep", "meta-llama/Llama-3.1-8B", "--gpu", "h100,rtx-4090", "-tp", "1,2", "--kv-cache-dtype",
+                 "auto,fp8", "--format", "json"})
+                .text);
+  const Reply plan = call(nlohmann::json{
+      {"operation", "plan"}, {"model", "meta-llama/Llama-3.1-8B"}, {"max_model_len", 32768}, {"concurrency", 4},
+      {"gpus", {"h100", "rtx-4090"}}});
+  EXPECT_EQ(plan.status, 0);
+  EXPECT_EQ(plan.text, cli({"plan", "meta-llama/Llama-3.1-8B", "--max-model-len", "32768", "--concurrency", "4",
+                            "--gpu", "h100,rtx-4090", "--json"})
+                           .text);
+  const std::string log = std::string(GPUBUDGET_TEST_DATA_DIR) + "/logs/incident-kimi-k25-tp8.log";
+  EXPECT_EQ(call(nlohmann::json{{"operation", "diagnose"}, {"log", log}, {"model", "nvidia/Kimi-K2.5-NVFP4"}}).text,
+            cli({"diagnose", log, "--model", "nvidia/Kimi-K2.5-NVFP4", "--json"}).text);
+  EXPECT_EQ(call(nlohmann::json{{"operation", "gpus"}}).text, cli({"gpus", "--json"}).text);
+  EXPECT_EQ(call(nlohmann::json{{"operation", "models"}}).text, cli({"models", "--json"}).text);
+  const Reply version = call(R"({"operation": "version"})");
+  EXPECT_EQ(version.status, 0);
+  EXPECT_EQ(nlohmann::json::parse(version.text)["version"], gpubudget_version());
+}
+
+TEST(CApi, MalformedRequestsAreStatusThreeWithAMessage) {
+  expect_refused(call(static_cast<const char*>(nullptr)), "request_json is NULL");
+  expect_refused(call("{\"operation\": \"fit\""), "request is not JSON");
+  expect_refused(call("[1, 2]"), "request: expected a JSON object");
+  expect_refused(call(R"({"operation": 7})"), "request:/operation: expected a string, got 7");
+  expect_refused(call(R"({"operation": "fly"})"), "request:/operation: expected one of version, fit");
+  expect_refused(call(std::string(100, '[').c_str()), "request is nested deeper than 16");
+  // Per operation: a missing field, a field of the wrong type, an unknown field, a bad value.
+  expect_refused(call(nlohmann::json{{"operation", "fit"}, {"gpu", "h100"}}), "request:/model: expected a string");
+  expect_refused(call(nlohmann::json{{"operation", "fit"}, {"model", "meta-llama/Llama-3.1-8B"}, {"gpu", 80}}),
+                 "request:/gpu: expected an array of strings, got 80");
+  expect_refused(call(nlohmann::json{{"operation", "fit"},
+                                     {"model", "meta-llama/Llama-3.1-8B"},
+                                     {"gpu", "h100"},
+                                     {"deployment", {{"tensor_parallel_size", "8"}}}}),
+                 "request:/deployment/tensor_parallel_size: expected an integer");
+  expect_refused(call(nlohmann::json{{"operation", "fit"},
+                                     {"model", "meta-llama/Llama-3.1-8B"},
+                                     {"gpu", "h100"},
+                                     {"deployment", {{"kv_cache_dtype", "fp7"}}}}),
+                 "request:/deployment/kv_cache_dtype: unsupported value \"fp7\"");
+  expect_refused(call(nlohmann::json{{"operation", "fit"},
+                                     {"model", "meta-llama/Llama-3.1-8B"},
+                                     {"gpu", "h100"},
+                                     {"tensor_parallel_size", 2}}),
+                 "request:/tensor_parallel_size: unknown key");
+  expect_refused(call(nlohmann::json{{"operation", "weights"}, {"model", "meta-llama/Llama-3.1-8B"}, {"by", 3}}),
+                 "request:/by: expected a string");
+  expect_refused(call(nlohmann::json{{"operation", "sweep"}, {"model", "meta-llama/Llama-3.1-8B"}, {"gpus", {}}}),
+                 "request:/gpus: expected a non-empty array");
+  expect_refused(call(nlohmann::json{{"operation", "sweep"},
+                                     {"model", "meta-llama/Llama-3.1-8B"},
+                                     {"gpus", {"h100"}},
+                                     {"gpu_memory_utilizations", {1.5}}}),
+                 "request:/gpu_memory_utilizations: expected a non-empty array of numbers in (0, 1]");
+  expect_refused(call(nlohmann::json{{"operation", "plan"}, {"model", "meta-llama/Llama-3.1-8B"}, {"concurrency", 0}}),
+                 "request:/concurrency: expected an integer in [1,");
+  expect_refused(call(nlohmann::json{{"operation", "diagnose"}, {"log", "/nonexistent.log"}}),
+                 "/nonexistent.log: cannot be read");
+  expect_refused(call(nlohmann::json{{"operation", "gpus"}, {"extra", true}}), "request:/extra: unknown key");
+}
+
+}  // namespace
