@@ -4,6 +4,7 @@
 
 #include "gpubudget/error.h"
 #include "blocks.h"
+#include "hparams.h"
 
 namespace gpubudget::detail {
 
@@ -17,15 +18,14 @@ ReplicatedTensor tensor(std::string name, Component component, std::int64_t elem
 
 void parse_deepseek_v2(const ParseContext& c, ModelSpec& model) {
   const JsonReader& t = c.text;
-  const auto H = t.integer("hidden_size", 1, kMaxHidden);
-  const auto n = t.integer("num_attention_heads", 1, kMaxHeads);
+  const CommonHparams hp = read_common_hparams(t, {std::nullopt, std::nullopt, std::nullopt, false, true});
+  const std::int64_t H = hp.hidden_size, n = hp.num_attention_heads, L = hp.num_hidden_layers,
+                     dense_I = hp.intermediate_size;
   const auto q_lora = t.optional_integer("q_lora_rank", 1, kMaxHidden);  // null: plain q_proj
   const auto kv_lora = t.integer("kv_lora_rank", 1, kMaxHidden);
   const auto nope = t.integer("qk_nope_head_dim", 1, kMaxHidden);
   const auto rope = t.integer("qk_rope_head_dim", 1, kMaxHidden);
   const auto v_dim = t.integer("v_head_dim", 1, kMaxHidden);
-  const auto L = t.integer("num_hidden_layers", 1, kMaxLayers);
-  const auto dense_I = t.integer("intermediate_size", 1, kMaxIntermediate);
   const auto experts = t.optional_integer("n_routed_experts", 1, kMaxExperts).value_or(0);
   const auto shared = t.optional_integer("n_shared_experts", 0, kMaxExperts).value_or(0);
   const auto moe_I = experts > 0 ? t.integer("moe_intermediate_size", 1, kMaxIntermediate) : 0;
@@ -39,7 +39,6 @@ void parse_deepseek_v2(const ParseContext& c, ModelSpec& model) {
   const auto index_dim = index_heads > 0 ? t.integer("index_head_dim", 1, kMaxHidden) : 0;
   model.sparse_attention = index_heads > 0;
   model.hidden_size = H;
-  model.family = "deepseek_v2";
 
   const Dtype dt = c.dtype;
   const QuantFormat plain = c.unquantized();

@@ -5,27 +5,20 @@
 
 #include "gpubudget/error.h"
 #include "blocks.h"
+#include "hparams.h"
 
 namespace gpubudget::detail {
 
 void parse_gpt_oss(const ParseContext& c, ModelSpec& model) {
   const JsonReader& t = c.text;
-  const auto H = t.integer("hidden_size", 1, kMaxHidden);
-  const auto n = t.integer("num_attention_heads", 1, kMaxHeads);
-  const auto kv = t.integer("num_key_value_heads", 1, kMaxHeads);
-  const auto d = t.integer("head_dim", 1, kMaxHidden);
-  const auto I = t.integer("intermediate_size", 1, kMaxIntermediate);
-  const auto L = t.integer("num_hidden_layers", 1, kMaxLayers);
+  const CommonHparams hp = read_common_hparams(t);
+  const std::int64_t H = hp.hidden_size, n = hp.num_attention_heads, kv = hp.num_key_value_heads, d = hp.head_dim,
+                     I = hp.intermediate_size, L = hp.num_hidden_layers;
   const auto E = t.integer("num_local_experts", 1, kMaxExperts);
   const auto window = t.integer("sliding_window", 1, std::int64_t{1} << 32);
   const auto types = t.string_list("layer_types");
   if (static_cast<std::int64_t>(types.size()) != L) t.fail("layer_types", fmt::format("{} entries", L));
-  if (n % kv != 0) {
-    throw InputError(fmt::format("{}: num_key_value_heads {} does not divide num_attention_heads {}",
-                                 t.path("num_key_value_heads"), kv, n));
-  }
   model.hidden_size = H;
-  model.family = "gpt_oss";
   model.num_experts_per_token = t.integer("num_experts_per_tok", 1, kMaxExperts);
   const Dtype dt = c.dtype;
   const QuantFormat plain = c.unquantized();

@@ -7,14 +7,15 @@
 
 #include "gpubudget/error.h"
 #include "blocks.h"
+#include "hparams.h"
 
 namespace gpubudget::detail {
 
 void parse_kimi_linear(const ParseContext& c, ModelSpec& model) {
   const JsonReader& t = c.text;
-  const auto H = t.integer("hidden_size", 1, kMaxHidden);
-  const auto L = t.integer("num_hidden_layers", 1, kMaxLayers);
-  const auto n = t.integer("num_attention_heads", 1, kMaxHeads);
+  const CommonHparams hp = read_common_hparams(t, {std::nullopt, std::nullopt, std::nullopt, false, true});
+  const std::int64_t H = hp.hidden_size, L = hp.num_hidden_layers, n = hp.num_attention_heads,
+                     dense_I = hp.intermediate_size;
   const auto kv_lora = t.integer("kv_lora_rank", 1, kMaxHidden);
   const auto nope = t.integer("qk_nope_head_dim", 1, kMaxHidden);
   const auto rope = t.integer("qk_rope_head_dim", 1, kMaxHidden);
@@ -28,11 +29,9 @@ void parse_kimi_linear(const ParseContext& c, ModelSpec& model) {
   const auto E = t.integer("num_experts", 1, kMaxExperts);
   const auto moe_I = t.integer("moe_intermediate_size", 1, kMaxIntermediate);
   const auto shared = t.optional_integer("num_shared_experts", 0, kMaxExperts).value_or(0);
-  const auto dense_I = t.integer("intermediate_size", 1, kMaxIntermediate);
   const auto first_dense = t.optional_integer("first_k_dense_replace", 0, kMaxLayers).value_or(0);
   const auto moe_freq = t.optional_integer("moe_layer_freq", 1, kMaxLayers).value_or(1);
   model.hidden_size = H;
-  model.family = "kimi_linear";
   model.num_experts_per_token = t.integer("num_experts_per_token", 1, kMaxExperts);
   const Dtype dt = c.dtype;
   const QuantFormat plain = c.unquantized();

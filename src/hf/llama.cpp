@@ -7,32 +7,47 @@
 
 #include "gpubudget/error.h"
 #include "blocks.h"
+#include "hparams.h"
 
 namespace gpubudget::detail {
 
 namespace {
 
+// How a member's layers hold their experts.
+enum class MoeStyle {
+  kDense,    // no experts
+  kQwen,     // `num_experts`; dense layers by decoder_sparse_step and mlp_only_layers
+  kMixtral,  // `num_local_experts` on every layer (block_sparse_moe)
+  kMiniMax,  // as Mixtral, with an fp32 router and a score-correction bias
+};
+
 // What distinguishes the members of the family.
 struct Traits {
-  const char* model_type;
+  std::string_view model_type;
   bool qkv_bias;             // q/k/v biases regardless of attention_bias (Qwen2)
   bool qk_norm;              // per-head q_norm / k_norm weights (Qwen3, Gemma 3)
   int norms_per_layer;       // 2, or 4 with pre/post feed-forward norms (Gemma 2/3)
   bool tie_default;          // tie_word_embeddings when the config does not say
-  const char* moe;           // "" dense, "qwen" (decoder_sparse_step, mlp_only_layers), "mixtral" (all layers),
-                             // "minimax" (all layers, fp32 router with a score-correction bias)
+  MoeStyle moe;
   bool qk_norm_over_all_heads = false;  // MiniMax-M2: one norm over all heads, split over TP
 };
 
 constexpr Traits kTraits[] = {
-    {"llama", false, false, 2, false, ""},       {"mistral", false, false, 2, false, ""},
-    {"qwen2", true, false, 2, false, ""},        {"qwen3", false, true, 2, false, ""},
-    {"phi3", false, false, 2, false, ""},        {"granite", false, false, 2, false, ""},
-    {"gemma", false, false, 2, true, ""},        {"gemma2", false, false, 4, true, ""},
-    {"gemma3_text", false, true, 4, true, ""},   {"qwen2_moe", true, false, 2, false, "qwen"},
-    {"qwen3_moe", false, true, 2, false, "qwen"}, {"mixtral", false, false, 2, false, "mixtral"},
-    {"minimax_m2", false, false, 2, false, "minimax", true},
-    {"qwen3_vl_text", false, true, 2, false, ""},  {"qwen3_vl_moe_text", false, true, 2, false, "qwen"},
+    {"llama", false, false, 2, false, MoeStyle::kDense},
+    {"mistral", false, false, 2, false, MoeStyle::kDense},
+    {"qwen2", true, false, 2, false, MoeStyle::kDense},
+    {"qwen3", false, true, 2, false, MoeStyle::kDense},
+    {"phi3", false, false, 2, false, MoeStyle::kDense},
+    {"granite", false, false, 2, false, MoeStyle::kDense},
+    {"gemma", false, false, 2, true, MoeStyle::kDense},
+    {"gemma2", false, false, 4, true, MoeStyle::kDense},
+    {"gemma3_text", false, true, 4, true, MoeStyle::kDense},
+    {"qwen2_moe", true, false, 2, false, MoeStyle::kQwen},
+    {"qwen3_moe", false, true, 2, false, MoeStyle::kQwen},
+    {"mixtral", false, false, 2, false, MoeStyle::kMixtral},
+    {"minimax_m2", false, false, 2, false, MoeStyle::kMiniMax, true},
+    {"qwen3_vl_text", false, true, 2, false, MoeStyle::kDense},
+    {"qwen3_vl_moe_text", false, true, 2, false, MoeStyle::kQwen},
 };
 
 // Which layers keep only a sliding window, as the family's vLLM model decides it.
@@ -72,58 +87,41 @@ std::vector<bool> sliding_layers(const JsonReader& t, const std::string& model_t
 
 }  // namespace
 
-bool is_llama_like(const std::string& model_type) {
-  return std::any_of(std::begin(kTraits), std::end(kTraits),
-                     [&](const Traits& tr) { return model_type == tr.model_type; });
-}
-
 void parse_llama(const ParseContext& c, ModelSpec& model) {
-  const Traits& tr = *std::find_if(std::begin(kTraits), std::end(kTraits),
+  const auto* found = std::find_if(std::begin(kTraits), std::end(kTraits),
                                    [&](const Traits& x) { return model.model_type == x.model_type; });
+  if (found == std::end(kTraits)) {
+    throw std::logic_error(fmt::format("the llama family lists model_type {} without its traits", model.model_type));
+  }
+  const Traits& tr = *found;
   const JsonReader& t = c.text;
-  const auto H = t.integer("hidden_size", 1, kMaxHidden);
-  // Gemma3TextConfig defaults (its published configs are sparse): 8 heads, 4 KV heads, head_dim 256.
+  // Gemma3TextConfig's defaults (its published configs are sparse): 8 heads, 4 KV heads, head_dim 256.
   const bool gemma3 = model.model_type == "gemma3_text";
-  const auto n = gemma3 ? t.optional_integer("num_attention_heads", 1, kMaxHeads).value_or(8)
-                        : t.integer("num_attention_heads", 1, kMaxHeads);
-  // num_key_value_heads defaults to num_attention_heads (multi-head attention).
-  const auto kv = t.optional_integer("num_key_value_heads", 1, kMaxHeads).value_or(gemma3 ? 4 : n);
-  // head_dim defaults to hidden_size / num_attention_heads (vLLM get_head_size); Gemma 3 text: 256.
-  const std::int64_t default_head_dim = gemma3 ? 256 : H / n;
-  const auto d = t.optional_integer("head_dim", 1, kMaxHidden).value_or(default_head_dim);
-  const auto I = t.integer("intermediate_size", 1, kMaxIntermediate);
-  const auto L = t.integer("num_hidden_layers", 1, kMaxLayers);
-  if (n % kv != 0) {
-    throw InputError(fmt::format("{}: num_key_value_heads {} does not divide num_attention_heads {}",
-                                 t.path("num_key_value_heads"), kv, n));
-  }
-  if (!t.has("head_dim") && !gemma3 && H % n != 0) {
-    throw InputError(fmt::format("{}: hidden_size {} is not a multiple of num_attention_heads {} and no head_dim "
-                                 "is given",
-                                 t.path("hidden_size"), H, n));
-  }
+  const CommonHparams hp = read_common_hparams(
+      t, gemma3 ? HparamsDefaults{8, 4, 256, true, true} : HparamsDefaults{});
+  const std::int64_t H = hp.hidden_size, n = hp.num_attention_heads, kv = hp.num_key_value_heads, d = hp.head_dim,
+                     I = hp.intermediate_size, L = hp.num_hidden_layers;
   const bool qkv_bias = tr.qkv_bias || t.boolean("attention_bias", false);
   const bool mlp_bias = t.boolean("mlp_bias", false);
   model.hidden_size = H;
-  model.family = "llama";
   model.tie_word_embeddings = c.root.boolean("tie_word_embeddings", t.boolean("tie_word_embeddings", tr.tie_default));
   const auto sliding = sliding_layers(t, model.model_type, L);
   const auto window = t.optional_integer("sliding_window", 1, std::int64_t{1} << 32).value_or(0);
 
   // MoE shape.
-  const std::string moe = tr.moe;
+  const MoeStyle moe = tr.moe;
   std::int64_t experts = 0, moe_I = 0, sparse_step = 1, shared_I = 0;
   std::vector<std::int64_t> dense_only;
-  if (moe == "qwen") {
+  if (moe == MoeStyle::kQwen) {
     experts = t.integer("num_experts", 1, kMaxExperts);
     moe_I = t.integer("moe_intermediate_size", 1, kMaxIntermediate);
     sparse_step = t.optional_integer("decoder_sparse_step", 1, kMaxLayers).value_or(1);
     dense_only = t.integer_list("mlp_only_layers", 0, kMaxLayers);
     shared_I = t.optional_integer("shared_expert_intermediate_size", 0, kMaxIntermediate).value_or(0);
-  } else if (moe == "mixtral" || moe == "minimax") {
+  } else if (moe == MoeStyle::kMixtral || moe == MoeStyle::kMiniMax) {
     experts = t.integer("num_local_experts", 1, kMaxExperts);
     moe_I = I;
-    if (moe == "minimax") {
+    if (moe == MoeStyle::kMiniMax) {
       shared_I = t.optional_integer("shared_intermediate_size", 0, kMaxIntermediate).value_or(0);
       if (shared_I > 0) t.fail("shared_intermediate_size", "0 (MiniMax shared experts are not modelled yet)");
       for (const auto type : t.integer_list("attn_type_list", 0, 1)) {
@@ -160,12 +158,12 @@ void parse_llama(const ParseContext& c, ModelSpec& model) {
     layer.is_moe = experts > 0 && (i + 1) % sparse_step == 0 &&
                    std::find(dense_only.begin(), dense_only.end(), i) == dense_only.end();
     if (layer.is_moe) {
-      const bool block_sparse = moe == "mixtral" || moe == "minimax";
+      const bool block_sparse = moe == MoeStyle::kMixtral || moe == MoeStyle::kMiniMax;
       const std::string gate_name = block_sparse ? p + "block_sparse_moe.gate" : m + "gate";
       QuantFormat router = c.unquantized();
-      if (moe == "minimax") router.dtype = Dtype::kFloat32;  // MiniMax-M2 keeps its router in fp32
+      if (moe == MoeStyle::kMiniMax) router.dtype = Dtype::kFloat32;  // MiniMax-M2 keeps its router in fp32
       layer.linears.push_back(make_linear(gate_name, Component::kRouter, Parallelism::kReplicated, {experts}, H, router));
-      if (moe == "minimax") {
+      if (moe == MoeStyle::kMiniMax) {
         layer.replicated.push_back({p + "block_sparse_moe.e_score_correction_bias", Component::kRouter, experts,
                                     Dtype::kFloat32});
       }

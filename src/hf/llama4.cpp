@@ -4,20 +4,18 @@
 #include <fmt/format.h>
 
 #include "blocks.h"
+#include "hparams.h"
 #include "gpubudget/error.h"
 
 namespace gpubudget::detail {
 
 void parse_llama4(const ParseContext& c, ModelSpec& model) {
   const JsonReader& t = c.text;
-  const auto H = t.integer("hidden_size", 1, kMaxHidden);
-  const auto L = t.integer("num_hidden_layers", 1, kMaxLayers);
-  const auto n = t.integer("num_attention_heads", 1, kMaxHeads);
-  const auto kv = t.integer("num_key_value_heads", 1, kMaxHeads);
-  const auto d = t.optional_integer("head_dim", 1, kMaxHidden).value_or(H / n);
+  const CommonHparams hp = read_common_hparams(t);
+  const std::int64_t H = hp.hidden_size, L = hp.num_hidden_layers, n = hp.num_attention_heads,
+                     kv = hp.num_key_value_heads, d = hp.head_dim, I = hp.intermediate_size;
   const auto chunk = t.integer("attention_chunk_size", 1, std::int64_t{1} << 32);
   const auto E = t.integer("num_local_experts", 1, kMaxExperts);
-  const auto I = t.integer("intermediate_size", 1, kMaxIntermediate);
   const auto dense_I = t.integer("intermediate_size_mlp", 1, kMaxIntermediate);
   const auto step = t.optional_integer("interleave_moe_layer_step", 1, kMaxLayers).value_or(1);
   // no_rope_layers[i] == 1: RoPE with chunked local attention; 0: global NoPE attention. Default:
@@ -28,7 +26,6 @@ void parse_llama4(const ParseContext& c, ModelSpec& model) {
   }
   if (static_cast<std::int64_t>(rope_layers.size()) != L) t.fail("no_rope_layers", fmt::format("{} entries", L));
   model.hidden_size = H;
-  model.family = "llama4";
   model.num_experts_per_token = t.integer("num_experts_per_tok", 1, kMaxExperts);
   const Dtype dt = c.dtype;
   for (std::int64_t i = 0; i < L; ++i) {

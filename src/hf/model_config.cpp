@@ -1,12 +1,13 @@
 // config.json → ModelSpec: resolves `text_config` nesting, the quantization declaration, the
 // derived maximum length, and hands the language model to its family parser.
 #include <filesystem>
-#include <set>
+#include <algorithm>
 
 #include <fmt/format.h>
 
 #include "gpubudget/error.h"
 #include "gpubudget/load.h"
+#include "families.h"
 #include "parse_context.h"
 
 namespace gpubudget {
@@ -14,43 +15,6 @@ namespace gpubudget {
 namespace detail {
 
 namespace {
-
-enum class Family { kDeepseekV2, kLlama, kLlama4, kGptOss, kQwen3Next, kNemotronH, kKimiLinear };
-
-// Families by the language model's `model_type` (vLLM picks by `architectures`; the text model's
-// type is what decides the layer layout for the wrappers we support).
-std::optional<Family> family_of(const std::string& model_type) {
-  if (model_type == "deepseek_v2" || model_type == "deepseek_v3" || model_type == "kimi_k2" ||
-      model_type == "deepseek_v32" || model_type == "glm_moe_dsa") {
-    return Family::kDeepseekV2;
-  }
-  if (is_llama_like(model_type)) return Family::kLlama;
-  if (model_type == "gpt_oss") return Family::kGptOss;
-  if (model_type == "nemotron_h") return Family::kNemotronH;
-  if (model_type == "kimi_linear") return Family::kKimiLinear;
-  if (model_type == "llama4_text") return Family::kLlama4;
-  if (model_type == "qwen3_next" || model_type == "qwen3_5_text" || model_type == "qwen3_5_moe_text") {
-    return Family::kQwen3Next;
-  }
-  return std::nullopt;
-}
-
-// The architectures (config.json `architectures[0]`) vLLM registers for the model types above
-// (model_executor/models/registry.py). vLLM picks the implementation by this name: a name it does not
-// know does not start, so gpubudget refuses it rather than guess from `model_type`.
-bool known_architecture(const std::string& name) {
-  static const std::set<std::string> kKnown = {
-      "LlamaForCausalLM", "LLaMAForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",
-      "Phi3ForCausalLM", "GraniteForCausalLM", "GemmaForCausalLM", "Gemma2ForCausalLM", "Gemma3ForCausalLM",
-      "Gemma3ForConditionalGeneration", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", "MixtralForCausalLM",
-      "MiniMaxM2ForCausalLM", "Qwen3VLForConditionalGeneration", "Qwen3VLMoeForConditionalGeneration",
-      "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM",
-      "KimiK25ForConditionalGeneration", "KimiVLForConditionalGeneration", "GptOssForCausalLM",
-      "NemotronHForCausalLM", "KimiLinearForCausalLM", "Llama4ForCausalLM", "Llama4ForConditionalGeneration",
-      "Qwen3NextForCausalLM", "Qwen3_5ForCausalLM", "Qwen3_5MoeForCausalLM", "Qwen3_5ForConditionalGeneration",
-      "Qwen3_5MoeForConditionalGeneration", "Mistral3ForConditionalGeneration"};
-  return kKnown.count(name) > 0;
-}
 
 void check_model_size_impl(const ModelSpec& model) {
   double elements = static_cast<double>(model.vocab_size) * static_cast<double>(model.hidden_size) * 2.0;
@@ -76,22 +40,6 @@ void check_model_size_impl(const ModelSpec& model) {
 
 void check_model_size(const ModelSpec& model) { check_model_size_impl(model); }
 
-std::string closest_family_hint(const std::string& model_type) {
-  struct Hint {
-    const char* prefix;
-    const char* text;
-  };
-  static constexpr Hint kHints[] = {
-      {"deepseek_v4", "DeepSeek-V4 compressed sparse attention is not modelled; closest supported family: deepseek_v3"},
-      {"gemma4", "Gemma 4 is not modelled yet; closest supported family: gemma3_text"},
-  };
-  for (const auto& hint : kHints) {
-    if (model_type.rfind(hint.prefix, 0) == 0) return hint.text;
-  }
-  return "supported model types: deepseek_v2, deepseek_v3, deepseek_v32, glm_moe_dsa, kimi_k2, llama, mistral, qwen2, qwen3, qwen2_moe, "
-         "qwen3_moe, mixtral, minimax_m2, phi3, granite, gemma, gemma2, gemma3_text, gpt_oss, qwen3_next, qwen3_5_text, qwen3_5_moe_text, qwen3_vl_text, qwen3_vl_moe_text, nemotron_h, kimi_linear, llama4_text";
-}
-
 }  // namespace detail
 
 ModelSpec parse_model_config(const std::string& config_json, const std::string& hf_quant_config_json,
@@ -112,16 +60,17 @@ ModelSpec parse_model_config(const std::string& config_json, const std::string& 
   const bool nested = root.has("text_config");
   const JsonReader text = nested ? root.object("text_config") : root;
   model.model_type = text.optional_string("model_type").value_or("");
-  const auto family = detail::family_of(model.model_type);
-  if (!family) {
+  const detail::FamilyMatch match = detail::family_for_model_type(model.model_type);
+  if (match.family == nullptr) {
     throw InputError(fmt::format("{}: unsupported architecture {} (model_type \"{}\"): {}", text.path("model_type"),
                                  model.architecture, model.model_type, detail::closest_family_hint(model.model_type)));
   }
-
-  if (!detail::known_architecture(model.architecture)) {
+  const auto& registered = match.family->architectures;
+  if (std::find(registered.begin(), registered.end(), model.architecture) == registered.end()) {
     throw InputError(fmt::format("{}: unknown architecture \"{}\" (model_type \"{}\"): vLLM selects the implementation "
-                                 "by this name and registers no such model; gpubudget will not guess from model_type",
-                                 root.path("architectures"), model.architecture, model.model_type));
+                                 "by this name and registers no such model for the {} family; gpubudget will not guess "
+                                 "from model_type",
+                                 root.path("architectures"), model.architecture, model.model_type, match.family->name));
   }
 
   // Unquantized weight dtype: `dtype` (transformers >= 4.56) or `torch_dtype`; bf16 if absent.
@@ -171,15 +120,8 @@ ModelSpec parse_model_config(const std::string& config_json, const std::string& 
     text.fail("model_type", "the language model's model_type");
   }
 
-  switch (*family) {
-    case detail::Family::kDeepseekV2: detail::parse_deepseek_v2(context, model); break;
-    case detail::Family::kLlama: detail::parse_llama(context, model); break;
-    case detail::Family::kGptOss: detail::parse_gpt_oss(context, model); break;
-    case detail::Family::kQwen3Next: detail::parse_qwen3_next(context, model); break;
-    case detail::Family::kNemotronH: detail::parse_nemotron_h(context, model); break;
-    case detail::Family::kKimiLinear: detail::parse_kimi_linear(context, model); break;
-    case detail::Family::kLlama4: detail::parse_llama4(context, model); break;
-  }
+  match.family->parse(context, model);
+  model.family = std::string(match.family->name);
 
   // The LM head stays unquantized: vLLM's fp8 and ModelOpt configs do not quantize ParallelLMHead,
   // and Kimi-K2.5 builds it without a quant config at all.
@@ -193,7 +135,7 @@ ModelSpec parse_model_config(const std::string& config_json, const std::string& 
                                  source, model.architecture));
   }
 
-  detail::derive_max_model_len(text, model, model.model_type == "gemma3_text" ? 131072 : 0);
+  detail::derive_max_model_len(text, model, match.model_type->default_max_position);
   detail::check_model_size(model);
   return model;
 }

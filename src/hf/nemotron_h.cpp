@@ -5,21 +5,19 @@
 
 #include "gpubudget/error.h"
 #include "blocks.h"
+#include "hparams.h"
 
 namespace gpubudget::detail {
 
 void parse_nemotron_h(const ParseContext& c, ModelSpec& model) {
   const JsonReader& t = c.text;
-  const auto H = t.integer("hidden_size", 1, kMaxHidden);
-  const auto L = t.integer("num_hidden_layers", 1, kMaxLayers);
+  const CommonHparams hp = read_common_hparams(t);
+  const std::int64_t H = hp.hidden_size, L = hp.num_hidden_layers, n = hp.num_attention_heads,
+                     kv = hp.num_key_value_heads, d = hp.head_dim, I = hp.intermediate_size;
   const auto pattern = t.string("hybrid_override_pattern");
   if (static_cast<std::int64_t>(pattern.size()) != L) {
     t.fail("hybrid_override_pattern", fmt::format("{} characters (num_hidden_layers) of M, *, - or E", L));
   }
-  const auto n = t.integer("num_attention_heads", 1, kMaxHeads);
-  const auto kv = t.integer("num_key_value_heads", 1, kMaxHeads);
-  const auto d = t.optional_integer("head_dim", 1, kMaxHidden).value_or(H / n);
-  const auto I = t.integer("intermediate_size", 1, kMaxIntermediate);
   // Mamba2 mixer geometry.
   const auto m_heads = t.integer("mamba_num_heads", 1, kMaxHeads);
   const auto m_head_dim = t.integer("mamba_head_dim", 1, kMaxHidden);
@@ -36,7 +34,6 @@ void parse_nemotron_h(const ParseContext& c, ModelSpec& model) {
   const auto moe_I = E > 0 ? t.integer("moe_intermediate_size", 1, kMaxIntermediate) : 0;
   const auto shared_I = t.optional_integer("moe_shared_expert_intermediate_size", 0, kMaxIntermediate).value_or(0);
   model.hidden_size = H;
-  model.family = "nemotron_h";
   if (E > 0) model.num_experts_per_token = t.integer("num_experts_per_tok", 1, kMaxExperts);
   const Dtype dt = c.dtype;
   const QuantFormat plain = c.unquantized();

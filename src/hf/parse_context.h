@@ -80,7 +80,6 @@ void parse_qwen3_next(const ParseContext& context, ModelSpec& model);
 void parse_nemotron_h(const ParseContext& context, ModelSpec& model);
 void parse_kimi_linear(const ParseContext& context, ModelSpec& model);
 void parse_llama4(const ParseContext& context, ModelSpec& model);
-bool is_llama_like(const std::string& model_type);
 void parse_llama(const ParseContext& context, ModelSpec& model);
 // The vision tower and projector of a multimodal wrapper (`vision_config` present). Throws InputError
 // naming the vision model type when it is not modelled: weights are never silently left out.
@@ -90,9 +89,6 @@ void parse_vision(const JsonReader& root, ModelSpec& model);
 // `default_max_position` stands in for a sparse config's missing max_position_embeddings.
 void add_rotary_caches(const JsonReader& text, ModelSpec& model, std::int64_t rotary_dim, Dtype cache_dtype,
                        std::int64_t default_max_position);
-
-// For an unsupported model_type: what it is and the closest supported family.
-std::string closest_family_hint(const std::string& model_type);
 
 // Refuses configs whose parameter count is absurd (would overflow byte arithmetic).
 void check_model_size(const ModelSpec& model);

@@ -5,26 +5,25 @@
 
 #include "gpubudget/error.h"
 #include "blocks.h"
+#include "hparams.h"
 
 namespace gpubudget::detail {
 
 void parse_qwen3_next(const ParseContext& c, ModelSpec& model) {
   const JsonReader& t = c.text;
-  const auto H = t.integer("hidden_size", 1, kMaxHidden);
-  const auto L = t.integer("num_hidden_layers", 1, kMaxLayers);
-  const auto n = t.integer("num_attention_heads", 1, kMaxHeads);
-  const auto kv = t.integer("num_key_value_heads", 1, kMaxHeads);
-  const auto d = t.integer("head_dim", 1, kMaxHidden);
+  // Qwen3.5 dense models (qwen3_5_text) have a gated MLP instead of experts.
+  const bool dense = !t.has("num_experts");
+  const CommonHparams hp = read_common_hparams(t, {std::nullopt, std::nullopt, std::nullopt, true, dense});
+  const std::int64_t H = hp.hidden_size, L = hp.num_hidden_layers, n = hp.num_attention_heads,
+                     kv = hp.num_key_value_heads, d = hp.head_dim;
   const auto nk = t.integer("linear_num_key_heads", 1, kMaxHeads);
   const auto nv = t.integer("linear_num_value_heads", 1, kMaxHeads);
   const auto dk = t.integer("linear_key_head_dim", 1, kMaxHidden);
   const auto dv = t.integer("linear_value_head_dim", 1, kMaxHidden);
   const auto conv_kernel = t.integer("linear_conv_kernel_dim", 2, 64);
-  // Qwen3.5 dense models (qwen3_5_text) have a gated MLP instead of experts.
-  const bool dense = !t.has("num_experts");
   const auto E = dense ? 0 : t.integer("num_experts", 1, kMaxExperts);
   const auto moe_I = dense ? 0 : t.integer("moe_intermediate_size", 1, kMaxIntermediate);
-  const auto dense_I = dense ? t.integer("intermediate_size", 1, kMaxIntermediate) : 0;
+  const std::int64_t dense_I = dense ? hp.intermediate_size : 0;
   const auto shared_I = t.optional_integer("shared_expert_intermediate_size", 0, kMaxIntermediate).value_or(0);
   const auto sparse_step = t.optional_integer("decoder_sparse_step", 1, kMaxLayers).value_or(1);
   if (sparse_step != 1 || !t.integer_list("mlp_only_layers", 0, kMaxLayers).empty()) {
@@ -42,7 +41,6 @@ void parse_qwen3_next(const ParseContext& c, ModelSpec& model) {
   // The temporal state's dtype: the config's mamba_ssm_dtype (Qwen3.5 says float32), else the model's.
   const Dtype ssm_dtype = dtype_field(t, "mamba_ssm_dtype", c.dtype);
   model.hidden_size = H;
-  model.family = "qwen3_next";
   model.num_experts_per_token = dense ? 0 : t.integer("num_experts_per_tok", 1, kMaxExperts);
   const Dtype dt = c.dtype;
   const QuantFormat plain = c.unquantized();

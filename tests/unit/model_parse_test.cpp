@@ -125,11 +125,11 @@ TEST(ModelParse, MultimodalWrappersNestTheirLanguageModels) {
   EXPECT_EQ(kimi_vl.model_type, "deepseek_v3");
   EXPECT_EQ(attention_mix(kimi_vl), "mla");
   // A vision tower of a type gpubudget does not model is an error naming it, never a silent omission.
-  std::string json = R"({"architectures":["KimiVLForConditionalGeneration"],"model_type":"kimi_vl",
-    "text_config":{"model_type":"llama","hidden_size":64,"num_attention_heads":4,"intermediate_size":128,
+  std::string json = R"({"architectures":["Mistral3ForConditionalGeneration"],"model_type":"mistral3",
+    "text_config":{"model_type":"mistral","hidden_size":64,"num_attention_heads":4,"intermediate_size":128,
     "num_hidden_layers":2,"vocab_size":100},"vision_config":{"model_type":"clip_vision_model"}})";
   try {
-    parse_model_config(json, "", "kvl/config.json");
+    parse_model_config(json, "", "kvl/config.json");  // vLLM's Mistral3 wrapper with a tower it does not build
     FAIL();
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("kvl/config.json:/vision_config/model_type"), std::string::npos) << e.what();

@@ -1,0 +1,90 @@
+// The family table (families.h). Architectures are vLLM's registry names
+// (vllm/model_executor/models/registry.py): vLLM picks the implementation by that name, so a name it
+// does not register for the model type does not start, and gpubudget refuses it rather than guess.
+#include "families.h"
+
+#include <array>
+
+#include <fmt/format.h>
+
+namespace gpubudget::detail {
+
+namespace {
+
+constexpr ModelType kDeepseekTypes[] = {{"deepseek_v2"}, {"deepseek_v3"}, {"kimi_k2"}, {"deepseek_v32"}, {"glm_moe_dsa"}};
+constexpr std::string_view kDeepseekArchitectures[] = {
+    "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM",
+    "KimiK25ForConditionalGeneration", "KimiVLForConditionalGeneration"};
+
+// Gemma3TextConfig's max_position_embeddings is 131,072 (its published configs omit it).
+constexpr ModelType kLlamaTypes[] = {
+    {"llama"},     {"mistral"},           {"qwen2"},        {"qwen3"},     {"phi3"},      {"granite"},
+    {"gemma"},     {"gemma2"},            {"gemma3_text", 131072},          {"qwen2_moe"}, {"qwen3_moe"},
+    {"mixtral"},   {"minimax_m2"},        {"qwen3_vl_text"}, {"qwen3_vl_moe_text"}};
+constexpr std::string_view kLlamaArchitectures[] = {
+    "LlamaForCausalLM",   "LLaMAForCausalLM",     "MistralForCausalLM",    "Qwen2ForCausalLM",
+    "Qwen3ForCausalLM",   "Phi3ForCausalLM",      "GraniteForCausalLM",    "GemmaForCausalLM",
+    "Gemma2ForCausalLM",  "Gemma3ForCausalLM",    "Gemma3ForConditionalGeneration", "Qwen2MoeForCausalLM",
+    "Qwen3MoeForCausalLM", "MixtralForCausalLM",  "MiniMaxM2ForCausalLM",  "Qwen3VLForConditionalGeneration",
+    "Qwen3VLMoeForConditionalGeneration",         "Mistral3ForConditionalGeneration"};
+
+constexpr ModelType kLlama4Types[] = {{"llama4_text"}};
+constexpr std::string_view kLlama4Architectures[] = {"Llama4ForCausalLM", "Llama4ForConditionalGeneration"};
+
+constexpr ModelType kGptOssTypes[] = {{"gpt_oss"}};
+constexpr std::string_view kGptOssArchitectures[] = {"GptOssForCausalLM"};
+
+constexpr ModelType kQwen3NextTypes[] = {{"qwen3_next"}, {"qwen3_5_text"}, {"qwen3_5_moe_text"}};
+constexpr std::string_view kQwen3NextArchitectures[] = {
+    "Qwen3NextForCausalLM", "Qwen3_5ForCausalLM", "Qwen3_5MoeForCausalLM", "Qwen3_5ForConditionalGeneration",
+    "Qwen3_5MoeForConditionalGeneration"};
+
+constexpr ModelType kNemotronHTypes[] = {{"nemotron_h"}};
+constexpr std::string_view kNemotronHArchitectures[] = {"NemotronHForCausalLM"};
+
+constexpr ModelType kKimiLinearTypes[] = {{"kimi_linear"}};
+constexpr std::string_view kKimiLinearArchitectures[] = {"KimiLinearForCausalLM"};
+
+const std::array kFamilies = {
+    Family{"deepseek_v2", kDeepseekTypes, kDeepseekArchitectures, parse_deepseek_v2},
+    Family{"llama", kLlamaTypes, kLlamaArchitectures, parse_llama},
+    Family{"llama4", kLlama4Types, kLlama4Architectures, parse_llama4},
+    Family{"gpt_oss", kGptOssTypes, kGptOssArchitectures, parse_gpt_oss},
+    Family{"qwen3_next", kQwen3NextTypes, kQwen3NextArchitectures, parse_qwen3_next},
+    Family{"nemotron_h", kNemotronHTypes, kNemotronHArchitectures, parse_nemotron_h},
+    Family{"kimi_linear", kKimiLinearTypes, kKimiLinearArchitectures, parse_kimi_linear},
+};
+
+}  // namespace
+
+std::span<const Family> families() { return kFamilies; }
+
+FamilyMatch family_for_model_type(std::string_view model_type) {
+  for (const Family& family : kFamilies) {
+    for (const ModelType& type : family.model_types) {
+      if (type.name == model_type) return {&family, &type};
+    }
+  }
+  return {};
+}
+
+std::string closest_family_hint(std::string_view model_type) {
+  struct Hint {
+    std::string_view prefix;
+    std::string_view text;
+  };
+  static constexpr Hint kHints[] = {
+      {"deepseek_v4", "DeepSeek-V4 compressed sparse attention is not modelled; closest supported family: deepseek_v3"},
+      {"gemma4", "Gemma 4 is not modelled yet; closest supported family: gemma3_text"},
+  };
+  for (const auto& hint : kHints) {
+    if (model_type.substr(0, hint.prefix.size()) == hint.prefix) return std::string(hint.text);
+  }
+  std::string types;
+  for (const Family& family : kFamilies) {
+    for (const ModelType& type : family.model_types) types += fmt::format("{}{}", types.empty() ? "" : ", ", type.name);
+  }
+  return "supported model types: " + types;
+}
+
+}  // namespace gpubudget::detail
