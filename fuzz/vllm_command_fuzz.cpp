@@ -5,6 +5,7 @@
 
 #include "cli_values.h"
 #include "fuzz_target.h"
+#include "cli_errors.h"
 #include "gpubudget/error.h"
 #include "vllm_command.h"
 
@@ -21,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const auto command = gpubudget::cli::translate_vllm_command(words);
     (void)gpubudget::cli::expand_vllm_short_flags(command.flags);
-  } catch (const gpubudget::UsageError&) {
+  } catch (const gpubudget::cli::UsageError&) {
   } catch (const gpubudget::InputError&) {
   }
   return 0;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -140,12 +141,30 @@ ParallelLayout make_worker_layout(const ModelSpec& model, const GpuSpec& gpu, co
   return with_mxfp4_padding(make_parallel_layout(model, deployment, pp_rank), gpu, profile);
 }
 
+struct FitMemo::Entries {
+  struct LayoutKey {
+    std::int64_t tp, pp, dp, dcp, redundant_experts, pp_rank;
+    bool expert_parallel;
+    std::vector<std::int64_t> pp_partition;
+    auto operator<=>(const LayoutKey&) const = default;
+  };
+  struct LayoutEntry {
+    std::optional<ParallelLayout> layout;
+    std::string error;  // the InputError's message when vLLM refuses the layout
+  };
+  std::map<LayoutKey, LayoutEntry> layouts;
+  std::vector<std::pair<ParallelLayout, std::unique_ptr<const WeightsBreakdown>>> weights;
+};
+
+FitMemo::FitMemo(const ModelSpec& model) : model_(&model), entries_(std::make_unique<Entries>()) {}
+FitMemo::~FitMemo() = default;
+
 const ParallelLayout& FitMemo::layout(const Deployment& d, std::int64_t pp_rank) {
-  LayoutKey key{d.tensor_parallel_size,       d.pipeline_parallel_size, d.data_parallel_size,
-                d.decode_context_parallel_size, d.num_redundant_experts,  pp_rank,
-                d.enable_expert_parallel,       d.pp_layer_partition};
-  auto [it, added] = layouts_.try_emplace(std::move(key));
-  LayoutEntry& entry = it->second;
+  Entries::LayoutKey key{d.tensor_parallel_size,       d.pipeline_parallel_size, d.data_parallel_size,
+                         d.decode_context_parallel_size, d.num_redundant_experts,  pp_rank,
+                         d.enable_expert_parallel,       d.pp_layer_partition};
+  auto [it, added] = entries_->layouts.try_emplace(std::move(key));
+  Entries::LayoutEntry& entry = it->second;
   if (added) {
     try {
       entry.layout = make_parallel_layout(*model_, d, pp_rank);
@@ -160,11 +179,11 @@ const ParallelLayout& FitMemo::layout(const Deployment& d, std::int64_t pp_rank)
 const WeightsBreakdown& FitMemo::weights(const ParallelLayout& layout) {
   ParallelLayout key = layout;
   key.dcp = 1;  // no weight depends on it
-  for (const auto& [have, weights] : weights_) {
+  for (const auto& [have, weights] : entries_->weights) {
     if (have == key) return *weights;
   }
-  weights_.emplace_back(key, std::make_unique<const WeightsBreakdown>(weights_per_gpu(*model_, layout)));
-  return *weights_.back().second;
+  entries_->weights.emplace_back(key, std::make_unique<const WeightsBreakdown>(weights_per_gpu(*model_, layout)));
+  return *entries_->weights.back().second;
 }
 
 ModelSpec model_for_dtype(const ModelSpec& checkpoint, ModelDtypeChoice dtype) {
@@ -371,9 +390,9 @@ std::vector<Explanation> explain_fit(const ModelSpec& checkpoint, const std::vec
                    std::count_if(bw.kv.layers.begin(), bw.kv.layers.end(), [](const KvLayer& l) {
                      return l.grows_with_length();
                    }),
-                   bw.kv.layers.empty() ? 0 : bw.kv.layers.front().token_bytes, r.kv_cache_dtype.name,
+                   bw.kv.layers.empty() ? 0 : bw.kv.layers.front().token_bytes.count(), r.kv_cache_dtype.name,
                    r.kv_cache_dtype.element_bytes),
-       fmt::format("{} B", bw.kv.bytes_per_token())},
+       fmt::format("{} B", bw.kv.bytes_per_token().count())},
       {"needed", fmt::format("per-layer max_memory_usage for {} tokens (block {}), {}", r.judged_max_model_len,
                              r.block_size, bw.kv.grouping == KvGrouping::kHybrid
                                                ? fmt::format("padded to {} groups of {} layers", bw.kv.groups.size(),

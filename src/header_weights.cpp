@@ -54,14 +54,14 @@ HeaderComparison compare_with_headers(const std::vector<WeightUnit>& units, cons
   HeaderComparison out;
   for (const auto& file : headers.files) {
     for (const auto& t : file.tensors) {
-      out.header_checkpoint += Bytes(t.bytes());
+      out.header_checkpoint += t.bytes();
       const long unit = index.find(canonical_module_name(t.name));
       if (unit < 0) {
         out.unmatched_tensors.push_back(t.name);
-        out.unmatched_bytes += Bytes(t.bytes());
+        out.unmatched_bytes += t.bytes();
         continue;
       }
-      header_bytes[static_cast<std::size_t>(unit)] += t.bytes();
+      header_bytes[static_cast<std::size_t>(unit)] += t.bytes().count();
       seen[static_cast<std::size_t>(unit)] = true;
     }
   }

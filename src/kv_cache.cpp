@@ -33,34 +33,34 @@ KvCacheDtype resolve_kv_cache_dtype(const ModelSpec& model, KvCacheDtypeChoice r
   }
 }
 
-std::int64_t layer_kv_bytes_per_token(const AttentionSpec& a, std::int64_t tp, const KvCacheDtype& dtype) {
-  if (a.fixed_token_bytes > 0) return a.fixed_token_bytes;
+Bytes layer_kv_bytes_per_token(const AttentionSpec& a, std::int64_t tp, const KvCacheDtype& dtype) {
+  if (a.fixed_token_bytes.count() > 0) return a.fixed_token_bytes;
   if (a.kind == AttentionKind::kMla) {
     // fp8_ds_mla (FlashMLA sparse): 512 fp8 latent + 4 fp32 scales + 64 bf16 rope = 656 B.
-    if (dtype.name == "fp8_ds_mla") return 656;
-    return a.head_dim * dtype.element_bytes;  // one latent vector, the same on every TP rank
+    if (dtype.name == "fp8_ds_mla") return Bytes(656);
+    return Bytes(a.head_dim * dtype.element_bytes);  // one latent vector, the same on every TP rank
   }
   const std::int64_t heads = std::max<std::int64_t>(1, a.num_key_value_heads / tp);
-  return heads * (a.head_dim + a.head_dim_v) * dtype.element_bytes;
+  return Bytes(heads * (a.head_dim + a.head_dim_v) * dtype.element_bytes);
 }
 
-std::int64_t KvLayer::max_memory_usage(std::int64_t m, std::int64_t t, std::int64_t dcp) const {
+Bytes KvLayer::max_memory_usage(std::int64_t m, std::int64_t t, std::int64_t dcp) const {
   switch (kind) {
     case AttentionKind::kFull:
     case AttentionKind::kMla: {
       const std::int64_t per_rank = dcp > 1 ? cdiv(m, dcp) : m;
-      return cdiv(per_rank, block_size) * page_bytes();
+      return page_bytes() * cdiv(per_rank, block_size);
     }
     case AttentionKind::kSlidingWindow:
-      return (cdiv(std::min(window - 1 + t, m), block_size) + 1) * page_bytes();
+      return page_bytes() * (cdiv(std::min(window - 1 + t, m), block_size) + 1);
     case AttentionKind::kChunkedLocal:
-      return cdiv(std::min(window + t, m), block_size) * page_bytes();
+      return page_bytes() * cdiv(std::min(window + t, m), block_size);
     case AttentionKind::kMamba:
-      return state_blocks * page_bytes();
+      return page_bytes() * state_blocks;
     case AttentionKind::kNone:
-      return 0;
+      return Bytes(0);
   }
-  return 0;
+  return Bytes(0);
 }
 
 namespace {
@@ -89,20 +89,20 @@ void group_layers(KvCacheLayout& kv) {
     kv.grouping = KvGrouping::kUniformType;
     kv.groups = {{first, n}};
     kv.group_size = n;
-    kv.page_bytes = 0;
+    kv.page_bytes = Bytes(0);
     for (const auto& l : kv.layers) kv.page_bytes += l.page_bytes();
     return;
   }
   // Hybrid: unify page sizes (smaller pages must divide the largest; their block grows by the ratio),
   // then bucket identical specs and cut them into groups of `group_size` layers.
   kv.grouping = KvGrouping::kHybrid;
-  std::int64_t page = 0;
+  Bytes page;
   for (const auto& l : kv.layers) page = std::max(page, l.page_bytes());
   for (auto& l : kv.layers) {
-    if (page % l.page_bytes() != 0) {
+    if ((page % l.page_bytes()).count() != 0) {
       throw InputError(fmt::format("KV page sizes {} and {} bytes cannot be unified (vLLM raises NotImplementedError "
                                    "in unify_kv_cache_spec_page_size)",
-                                   l.page_bytes(), page));
+                                   l.page_bytes().count(), page.count()));
     }
     l.block_size *= page / l.page_bytes();
   }
@@ -110,7 +110,8 @@ void group_layers(KvCacheLayout& kv) {
   std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t, std::int64_t>, std::pair<KvLayer, std::int64_t>>
       buckets;
   for (const auto& l : kv.layers) {
-    auto& entry = buckets[{static_cast<int>(l.kind), l.token_bytes, l.block_size, l.window, l.state_bytes}];
+    auto& entry =
+        buckets[{static_cast<int>(l.kind), l.token_bytes.count(), l.block_size, l.window, l.state_bytes.count()}];
     entry.first = l;
     entry.second += 1;
   }
@@ -148,7 +149,7 @@ KvCacheLayout make_kv_cache_layout(const ModelSpec& model, const ParallelLayout&
     l.window = a.window;
     kv.layers.push_back(l);
   };
-  std::int64_t mamba_state = 0;
+  Bytes mamba_state;
   for (std::int64_t i = layout.first_layer; i < layout.end_layer; ++i) {
     const LayerSpec& layer = model.layers[static_cast<std::size_t>(i)];
     if (layer.attention.kind == AttentionKind::kNone) continue;
@@ -157,8 +158,8 @@ KvCacheLayout make_kv_cache_layout(const ModelSpec& model, const ParallelLayout&
       const MambaState& st = layer.attention.state;
       KvLayer l;
       l.kind = AttentionKind::kMamba;
-      l.state_bytes = st.conv_channels / layout.tp * st.conv_width * element_bytes(st.conv_dtype) +
-                      st.ssm_heads / layout.tp * st.ssm_head_elements * element_bytes(st.ssm_dtype);
+      l.state_bytes = Bytes(st.conv_channels / layout.tp * st.conv_width * element_bytes(st.conv_dtype) +
+                            st.ssm_heads / layout.tp * st.ssm_head_elements * element_bytes(st.ssm_dtype));
       l.state_blocks = mamba_cache_mode == MambaCacheMode::kAlign ? 2 : 1;
       mamba_state = std::max(mamba_state, l.state_bytes);
       kv.layers.push_back(l);
@@ -167,19 +168,19 @@ KvCacheLayout make_kv_cache_layout(const ModelSpec& model, const ParallelLayout&
     add(layer.attention);
     for (const auto& extra : layer.extra_kv) add(extra);
   }
-  if (mamba_state > 0) {
+  if (mamba_state.count() > 0) {
     // _align_hybrid_block_size: the attention block grows (in steps of 16 tokens) until one attention
     // page holds a state; the states are then padded to exactly one attention page.
-    std::int64_t attention_token_bytes = 0;
+    Bytes attention_token_bytes;
     for (const auto& l : kv.layers) {
       if (l.kind != AttentionKind::kMamba) attention_token_bytes = std::max(attention_token_bytes, l.token_bytes);
     }
-    if (attention_token_bytes > 0) {
-      const std::int64_t needed_block = 16 * cdiv(mamba_state, 16 * attention_token_bytes);
+    if (attention_token_bytes.count() > 0) {
+      const std::int64_t needed_block = 16 * cdiv(mamba_state, attention_token_bytes * 16);
       const std::int64_t raised = std::max(block_size, needed_block);
       for (auto& l : kv.layers) {
         if (l.kind == AttentionKind::kMamba) {
-          l.state_bytes = raised * attention_token_bytes;
+          l.state_bytes = attention_token_bytes * raised;
         } else {
           l.block_size = raised;
         }
@@ -190,22 +191,22 @@ KvCacheLayout make_kv_cache_layout(const ModelSpec& model, const ParallelLayout&
   return kv;
 }
 
-std::int64_t KvCacheLayout::bytes_per_token() const {
-  std::int64_t sum = 0;
+Bytes KvCacheLayout::bytes_per_token() const {
+  Bytes sum;
   for (const auto& l : layers) {
     if (l.grows_with_length()) sum += l.token_bytes;
   }
   return sum;
 }
 
-std::int64_t KvCacheLayout::block_bytes() const {
+Bytes KvCacheLayout::block_bytes() const {
   switch (grouping) {
-    case KvGrouping::kEmpty: return 0;
+    case KvGrouping::kEmpty: return Bytes(0);
     case KvGrouping::kSingleGroup: return page_bytes * group_size;
     case KvGrouping::kUniformType: return page_bytes;
     case KvGrouping::kHybrid: return page_bytes * group_size;
   }
-  return 0;
+  return Bytes(0);
 }
 
 Bytes KvCacheLayout::needed(std::int64_t m) const {
@@ -213,17 +214,17 @@ Bytes KvCacheLayout::needed(std::int64_t m) const {
   switch (grouping) {
     case KvGrouping::kEmpty: return Bytes(0);
     case KvGrouping::kSingleGroup:
-      return Bytes(group_size * groups.front().spec.max_memory_usage(m, t, dcp));
+      return groups.front().spec.max_memory_usage(m, t, dcp) * group_size;
     case KvGrouping::kUniformType: {
-      std::int64_t sum = 0;
+      Bytes sum;
       for (const auto& l : layers) sum += l.max_memory_usage(m, t, dcp);
-      return Bytes(sum);
+      return sum;
     }
     case KvGrouping::kHybrid: {
       // Padding-aware: every group reserves group_size layers' worth of pages.
       std::int64_t blocks = 0;
       for (const auto& g : groups) blocks += cdiv(g.spec.max_memory_usage(m, t, dcp), page_bytes);
-      return Bytes(group_size * page_bytes * blocks);
+      return page_bytes * group_size * blocks;
     }
   }
   return Bytes(0);
@@ -234,9 +235,9 @@ std::int64_t KvCacheLayout::num_blocks(Bytes available) const {
   switch (grouping) {
     case KvGrouping::kSingleGroup:
     case KvGrouping::kHybrid:
-      return available.count() / page_bytes / group_size;
+      return available / page_bytes / group_size;
     case KvGrouping::kUniformType:
-      return available.count() / page_bytes;
+      return available / page_bytes;
     case KvGrouping::kEmpty: break;
   }
   return 0;
@@ -245,7 +246,7 @@ std::int64_t KvCacheLayout::num_blocks(Bytes available) const {
 std::int64_t KvCacheLayout::blocks_per_request(std::int64_t m) const {
   if (grouping == KvGrouping::kEmpty) return 1;
   const std::int64_t t = max_num_batched_tokens;
-  std::int64_t per_request = 0;
+  Bytes per_request;
   switch (grouping) {
     case KvGrouping::kSingleGroup:
       per_request = groups.front().spec.max_memory_usage(m, t, dcp);

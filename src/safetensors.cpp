@@ -317,8 +317,8 @@ SafetensorsFile read_safetensors_header(const std::string& path) {
   return file;
 }
 
-std::int64_t CheckpointHeaders::tensor_bytes() const {
-  std::int64_t total = 0;
+Bytes CheckpointHeaders::tensor_bytes() const {
+  Bytes total;
   for (const auto& f : files) {
     for (const auto& t : f.tensors) total += t.bytes();
   }

@@ -2,6 +2,7 @@
 #include "gpubudget/weight_units.h"
 
 #include "gpubudget/weights.h"
+#include "weight_unit_totals.h"
 
 namespace gpubudget {
 
@@ -60,13 +61,13 @@ struct UnitBuilder {
   bool with_checkpoint = true;  // false: checkpoint bytes are left 0 (fit() needs only the per-GPU sums)
   bool with_per_gpu = true;     // false: per-GPU bytes are left 0 (checkpoint_bytes() needs no layout)
   std::vector<WeightUnit> units;
-  WeightUnitTotals totals;
+  detail::WeightUnitTotals totals;
   WeightUnit scratch;  // what add() returns when units are not kept
 
   WeightUnit& add(const std::string& name, std::vector<std::string> checkpoint_names, Component component,
                   std::int64_t layer, Bytes checkpoint, Bytes per_gpu) {
-    totals.per_gpu[static_cast<std::size_t>(component)] += per_gpu.count();
-    totals.checkpoint += checkpoint.count();
+    totals.per_gpu[static_cast<std::size_t>(component)] += per_gpu;
+    totals.checkpoint += checkpoint;
     if (!with_names) return scratch;
     WeightUnit u;
     u.name = name;
@@ -125,8 +126,8 @@ std::vector<WeightUnit> weight_units(const ModelSpec& model, const ParallelLayou
   return std::move(b.units);
 }
 
-WeightUnitTotals weight_unit_totals(const ModelSpec& model, const ParallelLayout& layout, WeightSums sums) {
-  UnitBuilder b(layout, false, sums != WeightSums::kPerGpu, sums != WeightSums::kCheckpoint);
+detail::WeightUnitTotals detail::weight_unit_totals(const ModelSpec& model, const ParallelLayout& layout, WeightSums sums) {
+  UnitBuilder b(layout, false, sums != detail::WeightSums::kPerGpu, sums != detail::WeightSums::kCheckpoint);
   enumerate_units(model, layout, b);
   return b.totals;
 }

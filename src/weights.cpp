@@ -1,5 +1,6 @@
 // Exact per-GPU weight bytes (docs/methodology.md §Weights).
 #include "gpubudget/weights.h"
+#include "weight_unit_totals.h"
 
 #include <array>
 
@@ -154,12 +155,12 @@ Bytes experts_bytes(const ExpertsModule& e, const ParallelLayout& layout) {
 }
 
 WeightsBreakdown weights_per_gpu(const ModelSpec& model, const ParallelLayout& layout) {
-  const auto sums = weight_unit_totals(model, layout, WeightSums::kPerGpu).per_gpu;
+  const auto sums = detail::weight_unit_totals(model, layout, detail::WeightSums::kPerGpu).per_gpu;
   WeightsBreakdown out;
   for (std::size_t c = 0; c < kComponentCount; ++c) {
-    if (sums[c] == 0) continue;
-    out.components.push_back({static_cast<Component>(c), Bytes(sums[c])});
-    out.total += Bytes(sums[c]);
+    if (sums[c].count() == 0) continue;
+    out.components.push_back({static_cast<Component>(c), sums[c]});
+    out.total += sums[c];
   }
   return out;
 }
@@ -225,7 +226,7 @@ Bytes checkpoint_bytes(const ModelSpec& model) {
   // Per-GPU bytes do not matter here; any layout will do.
   ParallelLayout layout;
   layout.end_layer = static_cast<std::int64_t>(model.layers.size());
-  return Bytes(weight_unit_totals(model, layout, WeightSums::kCheckpoint).checkpoint);
+  return detail::weight_unit_totals(model, layout, detail::WeightSums::kCheckpoint).checkpoint;
 }
 
 std::string_view component_name(Component c) {

@@ -89,7 +89,7 @@ WeightsReport weights_report(const ModelSpec& model, const std::optional<GpuSpec
     report.index_path = headers->index_path;
     report.header_files = static_cast<std::int64_t>(headers->files.size());
     report.header_tensors = headers->tensor_count();
-    report.header_tensor_bytes = Bytes(headers->tensor_bytes());
+    report.header_tensor_bytes = headers->tensor_bytes();
   }
   report.source = headers ? "safetensors" : "config";
   for (std::int64_t stage = 0; stage < d.pipeline_parallel_size; ++stage) {

@@ -16,6 +16,7 @@
 #include "plan_command.h"
 #include "sweep_command.h"
 #include "weights_command.h"
+#include "cli_errors.h"
 #include "gpubudget/error.h"
 #include "gpubudget/json_documents.h"
 #include "gpubudget/load.h"

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "cli_errors.h"
 #include "gpubudget/error.h"
 
 namespace gpubudget::cli {

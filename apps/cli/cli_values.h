@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <vector>
+#include "cli_errors.h"
 
 namespace gpubudget::cli {
 

@@ -7,6 +7,7 @@
 
 #include "cli_values.h"
 #include "fit_report.h"
+#include "cli_errors.h"
 #include "gpubudget/error.h"
 #include "gpubudget/fit.h"
 #include "gpubudget/header_weights.h"

@@ -9,6 +9,7 @@
 #include "gpubudget/deployment.h"
 #include "gpubudget/fit.h"
 #include "gpubudget/load.h"
+#include "cli_errors.h"
 
 namespace gpubudget::cli {
 

@@ -55,23 +55,22 @@ std::vector<std::string> kv_group_lines(const KvCacheLayout& kv, std::int64_t ma
   }
   std::vector<std::string> out;
   for (const auto& line : lines) {
-    const std::int64_t need =
-        line.layers * line.spec.max_memory_usage(max_model_len, kv.max_num_batched_tokens, kv.dcp);
+    const Bytes need = line.spec.max_memory_usage(max_model_len, kv.max_num_batched_tokens, kv.dcp) * line.layers;
     if (line.spec.kind == AttentionKind::kMamba) {
       out.push_back(fmt::format("{:>3} x {}: {} B of state per request and layer (padded to the attention page), "
                                 "{} per request whatever its length",
-                                line.layers, kind_name(line.spec.kind), line.spec.state_bytes, gib2(Bytes(need))));
+                                line.layers, kind_name(line.spec.kind), line.spec.state_bytes.count(), gib2(need)));
       continue;
     }
     out.push_back(fmt::format("{:>3} x {}{}: {} B/token/layer, {} for one {}-token request{}", line.layers,
                               kind_name(line.spec.kind),
                               line.spec.window > 0 ? fmt::format(" (window {})", line.spec.window) : "",
-                              line.spec.token_bytes, gib2(Bytes(need)), with_commas(max_model_len),
+                              line.spec.token_bytes.count(), gib2(need), with_commas(max_model_len),
                               line.spec.grows_with_length() ? "" : " (fixed past the window)"));
   }
   if (kv.grouping == KvGrouping::kHybrid) {
     out.push_back(fmt::format("vLLM groups them into {} KV-cache groups of {} layers, page {} B", kv.groups.size(),
-                              kv.group_size, kv.page_bytes));
+                              kv.group_size, kv.page_bytes.count()));
   }
   return out;
 }
@@ -126,7 +125,7 @@ void write_fit_text(const FitQuery& c, const FitResult& r, const std::vector<Rem
       fmt::format("   overheads +/- {:.0f}%", w.overheads.relative_uncertainty * 100));
   out << "\n";
   out << fmt::format("KV cache ({}): {} bytes per token per GPU, {} blocks of {} tokens\n", attention_mix(c.model),
-                     w.kv.bytes_per_token(), r.num_blocks, r.block_size);
+                     w.kv.bytes_per_token().count(), r.num_blocks, r.block_size);
   for (const auto& g : kv_group_lines(w.kv, r.judged_max_model_len)) out << "  " << g << "\n";
   out << fmt::format("GPU KV cache size: {} tokens\n", with_commas(r.kv_cache_tokens));
   out << fmt::format("Maximum concurrency for {} tokens per request: {:.2f}x\n\n",

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cli_values.h"
+#include "cli_errors.h"
 #include "gpubudget/error.h"
 #include "gpubudget/json_documents.h"
 #include "gpubudget/plan.h"

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "cli_values.h"
+#include "cli_errors.h"
 #include "gpubudget/error.h"
 #include "gpubudget/json_documents.h"
 #include "gpubudget/sweep.h"

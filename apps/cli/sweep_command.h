@@ -8,6 +8,7 @@
 
 #include "gpubudget/deployment.h"
 #include "gpubudget/load.h"
+#include "cli_errors.h"
 
 namespace gpubudget::cli {
 

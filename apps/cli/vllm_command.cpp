@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli_errors.h"
 #include "gpubudget/error.h"
 
 namespace gpubudget::cli {

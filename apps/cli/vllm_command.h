@@ -4,6 +4,7 @@
 
 #include <string>
 #include <vector>
+#include "cli_errors.h"
 
 namespace gpubudget::cli {
 

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "cli_errors.h"
 #include "gpubudget/error.h"
 #include "gpubudget/fit.h"
 #include "gpubudget/json_documents.h"

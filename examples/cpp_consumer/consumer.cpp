@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
     const auto llama = gpubudget::load_model("meta-llama/Llama-3.1-8B", configs);
     const auto h100 = gpubudget::load_gpu_preset("h100", configs);
     const auto newest = gpubudget::load_vllm_profile("", configs);
-    const auto per_token = gpubudget::fit(llama, h100, gpubudget::Deployment{}, newest).binding_worker().kv.bytes_per_token();
+    const auto per_token = gpubudget::fit(llama, h100, gpubudget::Deployment{}, newest).binding_worker().kv.bytes_per_token().count();
 
     const auto kimi = gpubudget::load_model("nvidia/Kimi-K2.5-NVFP4", configs);
     const auto rtx = gpubudget::load_gpu_preset("rtx-pro-6000", configs);

@@ -31,6 +31,9 @@ class Bytes {
   friend constexpr Bytes operator*(std::int64_t k, Bytes a) { return Bytes(a.count_ * k); }
   // Integer division of a byte count by a count (e.g. bytes per layer); truncates toward zero.
   friend constexpr Bytes operator/(Bytes a, std::int64_t k) { return Bytes(a.count_ / k); }
+  // How many whole `b` fit in `a` (e.g. blocks of a page size in a budget), and what is left.
+  friend constexpr std::int64_t operator/(Bytes a, Bytes b) { return a.count_ / b.count_; }
+  friend constexpr Bytes operator%(Bytes a, Bytes b) { return Bytes(a.count_ % b.count_); }
   friend constexpr auto operator<=>(Bytes, Bytes) = default;
 
  private:
@@ -51,5 +54,7 @@ constexpr double to_gib(Bytes b) { return static_cast<double>(b.count()) / stati
 constexpr std::int64_t cdiv(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 // Round a up to a multiple of b. Requires b > 0, a >= 0.
 constexpr std::int64_t round_up(std::int64_t a, std::int64_t b) { return cdiv(a, b) * b; }
+// How many `b` it takes to hold `a` (pages for a need). Requires b > 0, a >= 0.
+constexpr std::int64_t cdiv(Bytes a, Bytes b) { return cdiv(a.count(), b.count()); }
 
 }  // namespace gpubudget

@@ -8,7 +8,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -92,7 +91,10 @@ struct FitResult {
 // weights on the layout without DCP. Bound to `model`, which must outlive it; not thread-safe.
 class FitMemo {
  public:
-  explicit FitMemo(const ModelSpec& model) : model_(&model) {}
+  explicit FitMemo(const ModelSpec& model);
+  ~FitMemo();
+  FitMemo(const FitMemo&) = delete;
+  FitMemo& operator=(const FitMemo&) = delete;
   // make_parallel_layout(model(), deployment, pp_rank); a refused combination throws the same
   // InputError each time it is asked for. The reference stays valid for the memo's lifetime.
   const ParallelLayout& layout(const Deployment& deployment, std::int64_t pp_rank);
@@ -101,19 +103,9 @@ class FitMemo {
   [[nodiscard]] const ModelSpec& model() const { return *model_; }
 
  private:
-  struct LayoutKey {
-    std::int64_t tp, pp, dp, dcp, redundant_experts, pp_rank;
-    bool expert_parallel;
-    std::vector<std::int64_t> pp_partition;
-    auto operator<=>(const LayoutKey&) const = default;
-  };
-  struct LayoutEntry {
-    std::optional<ParallelLayout> layout;
-    std::string error;  // the InputError's message when vLLM refuses the layout
-  };
+  struct Entries;  // the layouts and weights seen so far (fit.cpp)
   const ModelSpec* model_;
-  std::map<LayoutKey, LayoutEntry> layouts_;
-  std::vector<std::pair<ParallelLayout, std::unique_ptr<const WeightsBreakdown>>> weights_;
+  std::unique_ptr<Entries> entries_;
 };
 
 // The layout of pipeline stage `pp_rank` as vLLM builds it on `gpu`: make_parallel_layout plus the

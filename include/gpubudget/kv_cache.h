@@ -30,22 +30,22 @@ KvCacheDtype resolve_kv_cache_dtype(const ModelSpec& model, KvCacheDtypeChoice r
 // One KV layer of a worker (vLLM: one entry of the KV-cache spec dict).
 struct KvLayer {
   AttentionKind kind = AttentionKind::kFull;
-  std::int64_t token_bytes = 0;  // bytes per token per layer on this worker (0 for kMamba)
-  std::int64_t block_size = 16;  // tokens per block, after hybrid page unification
-  std::int64_t window = 0;       // sliding window / chunk size
-  std::int64_t state_bytes = 0;  // kMamba: one request's state, padded to the attention page
-  std::int64_t state_blocks = 1; // kMamba: pages one request holds (1 + spec tokens; 2 in `align` mode)
+  Bytes token_bytes;              // per token per layer on this worker (0 for kMamba)
+  std::int64_t block_size = 16;   // tokens per block, after hybrid page unification
+  std::int64_t window = 0;        // sliding window / chunk size, tokens
+  Bytes state_bytes;              // kMamba: one request's state, padded to the attention page
+  std::int64_t state_blocks = 1;  // kMamba: pages one request holds (1 + spec tokens; 2 in `align` mode)
 
-  [[nodiscard]] std::int64_t page_bytes() const {
-    return kind == AttentionKind::kMamba ? state_bytes : block_size * token_bytes;
+  [[nodiscard]] Bytes page_bytes() const {
+    return kind == AttentionKind::kMamba ? state_bytes : token_bytes * block_size;
   }
   // KVCacheSpec.max_memory_usage_bytes: the worst case of one request of `max_model_len` tokens.
   //   full / MLA:  cdiv(M', B)·page, M' = cdiv(M, dcp)
   //   sliding W:   (cdiv(min(W − 1 + T, M), B) + 1)·page
   //   chunked C:   cdiv(min(C + T, M), B)·page
   //   mamba:       state_blocks·page (mamba_cache_mode none: 1, align: 2)
-  [[nodiscard]] std::int64_t max_memory_usage(std::int64_t max_model_len, std::int64_t max_num_batched_tokens,
-                                              std::int64_t dcp) const;
+  [[nodiscard]] Bytes max_memory_usage(std::int64_t max_model_len, std::int64_t max_num_batched_tokens,
+                                       std::int64_t dcp) const;
   [[nodiscard]] bool grows_with_length() const {
     return kind == AttentionKind::kFull || kind == AttentionKind::kMla;
   }
@@ -72,13 +72,13 @@ struct KvCacheLayout {
   KvGrouping grouping = KvGrouping::kEmpty;
   std::vector<KvGroup> groups;   // kHybrid: the groups; otherwise one entry describing all layers
   std::int64_t group_size = 0;   // layers per group (= number of layers unless hybrid)
-  std::int64_t page_bytes = 0;   // kHybrid: the unified page; kUniformType: Σ pages; else one layer's page
+  Bytes page_bytes;              // kHybrid: the unified page; kUniformType: Σ pages; else one layer's page
 
   // Σ bytes per token of the layers whose cache grows with length (full attention and MLA).
-  [[nodiscard]] std::int64_t bytes_per_token() const;
+  [[nodiscard]] Bytes bytes_per_token() const;
   // Bytes one block costs across all layers (kSingleGroup / kUniformType) or across the layers of
   // every group sharing a block index (kHybrid: group_size × page per group).
-  [[nodiscard]] std::int64_t block_bytes() const;
+  [[nodiscard]] Bytes block_bytes() const;
   // _check_enough_kv_cache_memory's need for one request of `max_model_len` tokens on this worker.
   [[nodiscard]] Bytes needed(std::int64_t max_model_len) const;
   // get_kv_cache_config_from_groups: blocks that fit `available` (0 if not positive).
@@ -95,7 +95,7 @@ struct KvCacheLayout {
 // Per-token bytes of one cache of a layer on a worker: full attention 2·max(1, kv/tp)·d·dsz (K and V),
 // MLA (kv_lora_rank + qk_rope_head_dim)·dsz not divided by TP (656 B in the fp8_ds_mla layout), or the
 // cache's fixed size.
-std::int64_t layer_kv_bytes_per_token(const AttentionSpec& attention, std::int64_t tp, const KvCacheDtype& dtype);
+Bytes layer_kv_bytes_per_token(const AttentionSpec& attention, std::int64_t tp, const KvCacheDtype& dtype);
 
 // Builds the worker's KV layers and groups them as vLLM does. Throws InputError when vLLM cannot
 // unify the page sizes (a smaller page that does not divide the largest).

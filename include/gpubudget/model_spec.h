@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "gpubudget/bytes.h"
 #include "gpubudget/dtype.h"
 #include "gpubudget/quantization.h"
 
@@ -110,7 +111,7 @@ struct AttentionSpec {
   std::int64_t window = 0;               // kSlidingWindow: window W; kChunkedLocal: chunk size
   // > 0: bytes per token of this cache whatever --kv-cache-dtype says (DeepSeek-V3.2's indexer keys:
   // uint8 values plus fp32 scales, 132 B).
-  std::int64_t fixed_token_bytes = 0;
+  Bytes fixed_token_bytes;
   MambaState state;                      // kMamba only
 };
 

@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "gpubudget/bytes.h"
+
 namespace gpubudget {
 
 // The largest header accepted (the safetensors reference limit).
@@ -27,7 +29,7 @@ struct SafetensorsTensor {
   std::int64_t begin = 0;           // byte offsets within the data section
   std::int64_t end = 0;
 
-  [[nodiscard]] std::int64_t bytes() const { return end - begin; }
+  [[nodiscard]] Bytes bytes() const { return Bytes(end - begin); }
 };
 
 struct SafetensorsFile {
@@ -50,7 +52,7 @@ SafetensorsFile read_safetensors_header(const std::string& path);
 struct CheckpointHeaders {
   std::string index_path;              // model.safetensors.index.json, or "" without an index
   std::vector<SafetensorsFile> files;
-  [[nodiscard]] std::int64_t tensor_bytes() const;
+  [[nodiscard]] Bytes tensor_bytes() const;
   [[nodiscard]] std::int64_t tensor_count() const;
 };
 

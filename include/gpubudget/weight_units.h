@@ -38,17 +38,6 @@ std::vector<WeightUnit> weight_units(const ModelSpec& model, const ParallelLayou
 
 inline constexpr std::size_t kComponentCount = static_cast<std::size_t>(Component::kBuffers) + 1;
 
-// The sums weights_per_gpu() and checkpoint_bytes() need, over the same enumeration as weight_units()
-// but without building names (bytes; per_gpu indexed by Component).
-struct WeightUnitTotals {
-  std::array<std::int64_t, kComponentCount> per_gpu{};
-  std::int64_t checkpoint = 0;
-};
-// Which sums to compute (the other is left 0): both, per GPU only (fit), checkpoint only.
-enum class WeightSums { kBoth, kPerGpu, kCheckpoint };
-WeightUnitTotals weight_unit_totals(const ModelSpec& model, const ParallelLayout& layout,
-                                    WeightSums sums = WeightSums::kBoth);
-
 // A checkpoint module name without wrapper prefixes: leading "model." and "language_model." are
 // dropped, so "model.language_model.layers.3.mlp" and "language_model.model.layers.3.mlp" are both
 // "layers.3.mlp".

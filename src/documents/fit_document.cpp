@@ -52,8 +52,8 @@ std::string fit_json(const FitQuery& q, const FitResult& r, const std::vector<Re
                   {"cudagraph_estimate_bytes", w.overheads.cudagraph.count()},
                   {"kv_cache_bytes", w.kv_cache.count()},
                   {"overhead_relative_uncertainty", w.overheads.relative_uncertainty}};
-  j["kv_cache"] = {{"bytes_per_token", w.kv.bytes_per_token()},
-                   {"block_bytes", w.kv.block_bytes()},
+  j["kv_cache"] = {{"bytes_per_token", w.kv.bytes_per_token().count()},
+                   {"block_bytes", w.kv.block_bytes().count()},
                    {"num_blocks", r.num_blocks},
                    {"tokens", r.kv_cache_tokens},
                    {"max_concurrency", detail::two_decimals(r.max_concurrency)}};

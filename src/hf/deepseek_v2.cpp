@@ -98,7 +98,7 @@ void parse_deepseek_v2(const ParseContext& c, ModelSpec& model) {
       indexer_cache.num_attention_heads = n;
       indexer_cache.num_key_value_heads = 1;
       indexer_cache.head_dim = index_dim;
-      indexer_cache.fixed_token_bytes = index_dim + index_dim / 128 * 4;
+      indexer_cache.fixed_token_bytes = Bytes(index_dim + index_dim / 128 * 4);
       layer.extra_kv.push_back(indexer_cache);
     }
     layer.replicated.push_back(tensor(cat(p, "input_layernorm"), Component::kNorms, H, dt));

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "test_support.h"
+#include "cli_errors.h"
 
 namespace gpubudget::cli {
 namespace {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "test_support.h"
+#include "cli_errors.h"
 
 namespace gpubudget::cli {
 namespace {

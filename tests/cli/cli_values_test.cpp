@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cli_errors.h"
 #include "gpubudget/error.h"
 
 namespace gpubudget::cli {
@@ -14,16 +15,16 @@ TEST(HumanInt, VllmSuffixes) {
   EXPECT_EQ(parse_human_int("f", "1.5k"), 1500);
   EXPECT_EQ(parse_human_int("f", "2M"), 2 * 1048576);
   EXPECT_EQ(parse_human_int("f", "1g"), 1000000000);
-  EXPECT_THROW(parse_human_int("f", "1.5K"), UsageError);
-  EXPECT_THROW(parse_human_int("f", "abc"), UsageError);
-  EXPECT_THROW(parse_human_int("f", ""), UsageError);
+  EXPECT_THROW(parse_human_int("f", "1.5K"), cli::UsageError);
+  EXPECT_THROW(parse_human_int("f", "abc"), cli::UsageError);
+  EXPECT_THROW(parse_human_int("f", ""), cli::UsageError);
 }
 
 TEST(MaxModelLen, AutoAndMinusOne) {
   EXPECT_FALSE(parse_max_model_len("auto").has_value());
   EXPECT_FALSE(parse_max_model_len("-1").has_value());
   EXPECT_EQ(parse_max_model_len("128k"), 128000);
-  EXPECT_THROW(parse_max_model_len("0"), UsageError);
+  EXPECT_THROW(parse_max_model_len("0"), cli::UsageError);
 }
 
 TEST(MemorySize, BinaryAndDecimalUnitsAreDistinct) {
@@ -31,7 +32,7 @@ TEST(MemorySize, BinaryAndDecimalUnitsAreDistinct) {
   EXPECT_EQ(parse_memory_size("f", "80GB"), 80'000'000'000LL);
   EXPECT_EQ(parse_memory_size("f", "97887MiB"), 97887LL * 1048576);
   EXPECT_EQ(parse_memory_size("f", "1000"), 1000);
-  EXPECT_THROW(parse_memory_size("f", "96 potatoes"), UsageError);
+  EXPECT_THROW(parse_memory_size("f", "96 potatoes"), cli::UsageError);
 }
 
 TEST(ShortFlags, VllmMultiLetterShortFormsExpand) {

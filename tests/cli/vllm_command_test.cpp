@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "cli_errors.h"
 #include "gpubudget/error.h"
 
 namespace gpubudget::cli {
@@ -35,16 +36,16 @@ TEST(VllmCommand, ApiServerModuleWithModelFlag) {
 // Found by fuzzing: a float here was converted to an integer (undefined behaviour).
 TEST(VllmCommand, EplbRedundantExpertsMustBeAnInteger) {
   EXPECT_THROW(translate_vllm_command({"vllm", "serve", "m", "--eplb-config", "{\"num_redundant_experts\": 2e52}"}),
-               UsageError);
+               cli::UsageError);
   EXPECT_THROW(translate_vllm_command({"vllm", "serve", "m", "--eplb-config", "{\"num_redundant_experts\": -1}"}),
-               UsageError);
+               cli::UsageError);
   EXPECT_NO_THROW(translate_vllm_command({"vllm", "serve", "m", "--eplb-config", "[1, 2]"}));
 }
 
 TEST(VllmCommand, NotAServerCommandIsAUsageError) {
-  EXPECT_THROW(translate_vllm_command({"sglang", "serve", "x"}), UsageError);
-  EXPECT_THROW(translate_vllm_command({"vllm", "serve"}), UsageError);
-  EXPECT_THROW(translate_vllm_command({"vllm", "serve", "m", "--max-model-len"}), UsageError);
+  EXPECT_THROW(translate_vllm_command({"sglang", "serve", "x"}), cli::UsageError);
+  EXPECT_THROW(translate_vllm_command({"vllm", "serve"}), cli::UsageError);
+  EXPECT_THROW(translate_vllm_command({"vllm", "serve", "m", "--max-model-len"}), cli::UsageError);
 }
 
 }  // namespace

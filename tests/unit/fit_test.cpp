@@ -89,7 +89,7 @@ TEST(Fit, IncidentCheckpointFp8FitsButWarnsThatNoBackendTakesIt) {
   Incident in;
   const FitResult r = fit(in.model, in.gpu, in.deployment(), in.profile);
   EXPECT_EQ(r.kv_cache_dtype.name, "fp8_e4m3");
-  EXPECT_EQ(r.binding_worker().kv.bytes_per_token(), 35136);
+  EXPECT_EQ(r.binding_worker().kv.bytes_per_token().count(), 35136);
   EXPECT_TRUE(r.fits);
   EXPECT_EQ(r.max_model_len, 262144);
   ASSERT_FALSE(r.warnings.empty());

@@ -25,7 +25,7 @@ TEST_P(GoldenKv, BytesPerTokenPerGpu) {
   d.tensor_parallel_size = g.tp;
   const FitResult r = fit(test::bundled(g.model), load_gpu_preset("h200", test::configs()), d,
                           load_vllm_profile("", test::configs()));
-  EXPECT_EQ(r.binding_worker().kv.bytes_per_token(), g.bytes_per_token) << g.formula;
+  EXPECT_EQ(r.binding_worker().kv.bytes_per_token().count(), g.bytes_per_token) << g.formula;
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -79,11 +79,11 @@ TEST(GoldenKvFixed, MultimodalWrappersCacheOnlyTheirLanguageModel) {
   // Kimi-VL (Moonlight text): MLA, 27 layers x (kv_lora 512 + rope 64) x 2 B, not split by TP.
   const FitResult kimi_vl =
       fit(load_model(test::data_dir() + "/configs/kimi-vl-a3b/config.json", test::configs()), gpu, d, profile);
-  EXPECT_EQ(kimi_vl.binding_worker().kv.bytes_per_token(), 27 * 576 * 2);
+  EXPECT_EQ(kimi_vl.binding_worker().kv.bytes_per_token().count(), 27 * 576 * 2);
   // Llama 4 Scout: only the 12 global NoPE layers (every 4th) grow; 8 KV heads / TP8 x K,V x 128 x 2 B.
   const FitResult scout =
       fit(load_model(test::data_dir() + "/configs/llama4-scout-base/config.json", test::configs()), gpu, d, profile);
-  EXPECT_EQ(scout.binding_worker().kv.bytes_per_token(), 12 * 1 * 2 * 128 * 2);
+  EXPECT_EQ(scout.binding_worker().kv.bytes_per_token().count(), 12 * 1 * 2 * 128 * 2);
 }
 
 }  // namespace

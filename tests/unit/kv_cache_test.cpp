@@ -25,21 +25,21 @@ KvCacheLayout layout_of(const std::string& id, std::int64_t tp, std::int64_t dty
 
 TEST(KvBytesPerToken, Llama31_8B) {
   // 32 layers x (K + V) x 8 KV heads x 128 x 2 bytes.
-  EXPECT_EQ(layout_of("meta-llama/Llama-3.1-8B", 1, 2, 16).bytes_per_token(), 32 * 2 * 8 * 128 * 2);
+  EXPECT_EQ(layout_of("meta-llama/Llama-3.1-8B", 1, 2, 16).bytes_per_token().count(), 32 * 2 * 8 * 128 * 2);
 }
 
 TEST(KvBytesPerToken, Llama31_70BReplicatesKvHeadsBeyondTheirCount) {
   // 8 KV heads: TP8 → 1 per rank; TP16 → still 1 (replicated), not 0.5.
-  EXPECT_EQ(layout_of("meta-llama/Llama-3.1-70B", 8, 2, 16).bytes_per_token(), 80 * 2 * 1 * 128 * 2);
-  EXPECT_EQ(layout_of("meta-llama/Llama-3.1-70B", 16, 2, 16).bytes_per_token(), 40960);
-  EXPECT_EQ(layout_of("meta-llama/Llama-3.1-70B", 2, 2, 16).bytes_per_token(), 80 * 2 * 4 * 128 * 2);
+  EXPECT_EQ(layout_of("meta-llama/Llama-3.1-70B", 8, 2, 16).bytes_per_token().count(), 80 * 2 * 1 * 128 * 2);
+  EXPECT_EQ(layout_of("meta-llama/Llama-3.1-70B", 16, 2, 16).bytes_per_token().count(), 40960);
+  EXPECT_EQ(layout_of("meta-llama/Llama-3.1-70B", 2, 2, 16).bytes_per_token().count(), 80 * 2 * 4 * 128 * 2);
 }
 
 TEST(KvBytesPerToken, MlaLatentIsNotSplitByTp) {
   // 61 layers x (kv_lora_rank 512 + qk_rope_head_dim 64) x 2 bytes, on every rank.
-  EXPECT_EQ(layout_of("nvidia/Kimi-K2.5-NVFP4", 1, 2, 16).bytes_per_token(), 70272);
-  EXPECT_EQ(layout_of("nvidia/Kimi-K2.5-NVFP4", 8, 2, 16).bytes_per_token(), 70272);
-  EXPECT_EQ(layout_of("nvidia/Kimi-K2.5-NVFP4", 8, 1, 16).bytes_per_token(), 35136);
+  EXPECT_EQ(layout_of("nvidia/Kimi-K2.5-NVFP4", 1, 2, 16).bytes_per_token().count(), 70272);
+  EXPECT_EQ(layout_of("nvidia/Kimi-K2.5-NVFP4", 8, 2, 16).bytes_per_token().count(), 70272);
+  EXPECT_EQ(layout_of("nvidia/Kimi-K2.5-NVFP4", 8, 1, 16).bytes_per_token().count(), 35136);
 }
 
 TEST(KvNeeded, IncidentFullContext) {
@@ -102,7 +102,7 @@ TEST(LargestFittingLength, EqualsABruteForceScan) {
     kv.dcp = 1 + static_cast<std::int64_t>(rng() % 4);
     KvLayer layer;
     layer.block_size = std::int64_t{1} << (rng() % 8);  // 1..128
-    layer.token_bytes = 1 + static_cast<std::int64_t>(rng() % 4096);
+    layer.token_bytes = Bytes(1 + static_cast<std::int64_t>(rng() % 4096));
     kv.group_size = 1 + static_cast<std::int64_t>(rng() % 6);
     kv.layers.assign(static_cast<std::size_t>(kv.group_size), layer);
     kv.groups = {{layer, kv.group_size}};
@@ -115,8 +115,8 @@ TEST(LargestFittingLength, EqualsABruteForceScan) {
 
 TEST(LargestFittingLength, ZeroWhenNotOneTokenFits) {
   const auto kv = layout_of("meta-llama/Llama-3.1-8B", 1, 2, 16);
-  EXPECT_EQ(largest_fitting_length(kv, Bytes(kv.block_bytes() - 1), 131072), 0);
-  EXPECT_EQ(largest_fitting_length(kv, Bytes(kv.block_bytes()), 131072), 16);
+  EXPECT_EQ(largest_fitting_length(kv, kv.block_bytes() - Bytes(1), 131072), 0);
+  EXPECT_EQ(largest_fitting_length(kv, kv.block_bytes(), 131072), 16);
 }
 
 }  // namespace
@@ -138,8 +138,8 @@ TEST(KvHybrid, GptOssGroupsTwelveSlidingAndTwelveFullLayers) {
   ASSERT_EQ(kv.groups.size(), 2u);
   EXPECT_EQ(kv.group_size, 12);
   // Per layer and token: K and V x 8 heads x 64 x 2 bytes = 2048; only the 12 full layers grow.
-  EXPECT_EQ(kv.page_bytes, 16 * 2048);
-  EXPECT_EQ(kv.bytes_per_token(), 12 * 2048);
+  EXPECT_EQ(kv.page_bytes.count(), 16 * 2048);
+  EXPECT_EQ(kv.bytes_per_token().count(), 12 * 2048);
 }
 
 TEST(KvHybrid, SlidingLayersStopGrowingPastTheWindow) {
@@ -184,18 +184,18 @@ TEST(KvSparseMla, DeepSeekV32MainCachePlusIndexerPerLayer) {
   // Per decoder layer: the MLA latent (512 + 64 values) and the indexer's keys (128 uint8 values
   // + 128/128 fp32 scales = 132 B, whatever the KV dtype); 61 layers.
   const FitResult bf16 = v32("h200", "auto");
-  EXPECT_EQ(bf16.binding_worker().kv.bytes_per_token(), 61 * (576 * 2 + 132));
+  EXPECT_EQ(bf16.binding_worker().kv.bytes_per_token().count(), 61 * (576 * 2 + 132));
   EXPECT_EQ(bf16.attention_backend, "FLASHMLA_SPARSE");
   EXPECT_EQ(bf16.block_size, 64);
   EXPECT_EQ(bf16.binding_worker().kv.grouping, KvGrouping::kUniformType);
   // FLASHMLA_SPARSE stores an fp8 request as fp8_ds_mla: 512 fp8 + 4 fp32 scales + 64 bf16 = 656 B.
   const FitResult ds_mla = v32("h200", "fp8");
   EXPECT_EQ(ds_mla.kv_cache_dtype.name, "fp8_ds_mla");
-  EXPECT_EQ(ds_mla.binding_worker().kv.bytes_per_token(), 61 * (656 + 132));
+  EXPECT_EQ(ds_mla.binding_worker().kv.bytes_per_token().count(), 61 * (656 + 132));
   // On Blackwell an fp8 cache goes to FLASHINFER_MLA_SPARSE (block 32), plain fp8: 576 B.
   const FitResult blackwell = v32("b200", "fp8");
   EXPECT_EQ(blackwell.attention_backend, "FLASHINFER_MLA_SPARSE");
-  EXPECT_EQ(blackwell.binding_worker().kv.bytes_per_token(), 61 * (576 + 132));
+  EXPECT_EQ(blackwell.binding_worker().kv.bytes_per_token().count(), 61 * (576 + 132));
   // One request of M tokens: every KV layer cdiv(M, 64) blocks of its own page.
   const auto& kv = bf16.binding_worker().kv;
   EXPECT_EQ(kv.needed(163840).count(), 61LL * 2560 * 64 * (1152 + 132));
@@ -224,8 +224,8 @@ TEST(KvHybridMamba, Qwen3NextRaisesTheAttentionBlockToHoldAState) {
   EXPECT_EQ(kv.group_size, 12);  // 12 attention + 36 linear layers → 4 groups of 12
   EXPECT_EQ(kv.groups.size(), 4u);
   const std::int64_t page = 544 * 2048;
-  EXPECT_EQ(kv.page_bytes, page);
-  EXPECT_EQ(kv.bytes_per_token(), 12 * 2048);
+  EXPECT_EQ(kv.page_bytes.count(), page);
+  EXPECT_EQ(kv.bytes_per_token().count(), 12 * 2048);
   // One request: cdiv(M, 544) attention blocks plus one state page in each of the 3 linear groups.
   EXPECT_EQ(kv.needed(100000).count(), 12 * page * (cdiv(100000, 544) + 3));
   // `align` mode (prefix caching) keeps two state pages per request.
@@ -281,7 +281,7 @@ TEST(KvChunkedLocal, Llama4ScoutHoldsOneChunkInItsLocalLayers) {
   d.tensor_parallel_size = 8;
   const KvCacheLayout kv =
       make_kv_cache_layout(m, make_parallel_layout(m, d, 0), {"bfloat16", 2, "test"}, 16, 8192, MambaCacheMode::kNone);
-  EXPECT_EQ(kv.bytes_per_token(), 12 * 512);
+  EXPECT_EQ(kv.bytes_per_token().count(), 12 * 512);
   EXPECT_EQ(kv.grouping, KvGrouping::kHybrid);
   const std::int64_t page = 16 * 512;
   EXPECT_EQ(kv.needed(1'000'000).count(), 12 * page * (3 * cdiv(8192 + 8192, 16) + cdiv(1'000'000, 16)));
