@@ -94,6 +94,25 @@ std::vector<GpuSpec> load_stage_gpus(const std::vector<std::string>& names, std:
   return gpus;
 }
 
+std::string gpu_preset_for_device_name(std::string_view device_name, const ConfigDir& configs) {
+  const std::string path = (configs.root / "gpu-names.json").string();
+  const nlohmann::json json = detail::parse_json(detail::read_text_file(path), path);
+  const detail::JsonReader r(json, path);
+  r.reject_unknown_keys({"schema_version", "description", "rules"});
+  if (r.integer("schema_version", 1, 1) != 1) r.fail("schema_version", "1");
+  if (!json.contains("rules") || !json["rules"].is_array()) r.fail("rules", "an array");
+  for (std::size_t i = 0; i < json["rules"].size(); ++i) {
+    const detail::JsonReader rule(json["rules"][i], path, fmt::format("/rules/{}", i));
+    rule.reject_unknown_keys({"contains", "preset"});
+    const auto texts = rule.string_list("contains");
+    if (texts.empty()) rule.fail("contains", "a non-empty array of texts");
+    const bool all = std::all_of(texts.begin(), texts.end(),
+                                 [&](const std::string& t) { return device_name.find(t) != std::string_view::npos; });
+    if (all) return rule.string("preset");
+  }
+  return "";
+}
+
 std::optional<GpuSpec> find_gpu_preset_by_memory(const ConfigDir& configs, double total_gib) {
   if (!(total_gib > 0)) return std::nullopt;
   std::optional<GpuSpec> best;

@@ -66,7 +66,9 @@ int run_diagnose(const DiagnoseOptions& o, const ConfigDir& configs, std::ostrea
   DiagnoseSettings settings{o.model, o.gpu, o.vllm_version, std::nullopt};
   if (!o.kv_cache_dtype.empty()) settings.kv_cache_dtype = parse_kv_cache_dtype_choice(o.kv_cache_dtype);
   const LogDiagnosis result =
-      diagnose_with_settings(o.log == "-" ? read_vllm_log(std::cin, "-") : read_vllm_log_file(o.log), settings, configs);
+      diagnose_with_settings(o.log == "-" ? read_vllm_log(std::cin, "-", load_vllm_log_wordings(configs))
+                                          : read_vllm_log_file(o.log, load_vllm_log_wordings(configs)),
+                             settings, configs);
   const VllmLogFacts& facts = result.facts;
   const DiagnosisContext& context = result.context;
   const Diagnosis& d = result.diagnosis;

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpubudget/gpu_spec.h"
@@ -47,6 +48,11 @@ std::vector<GpuSpec> list_gpu_presets(const ConfigDir& configs);
 // nor `pipeline_parallel_size`.
 std::vector<GpuSpec> load_stage_gpus(const std::vector<std::string>& names, std::optional<Bytes> memory,
                                      std::int64_t pipeline_parallel_size, const ConfigDir& configs);
+
+// The preset a device name means, as logs, observation rows and nvidia-smi print it ("H100 80GB
+// HBM3"): the first rule of `<root>/gpu-names.json` whose every text the name contains; "" when none
+// does. InputError when the rules file is malformed.
+std::string gpu_preset_for_device_name(std::string_view device_name, const ConfigDir& configs);
 
 // The one preset whose CUDA-visible total is within 0.5% of `total_gib` (a log's "total capacity"),
 // or nullopt when none or several are. InputError when a preset is malformed.

@@ -9,9 +9,12 @@
 
 #include <cstdint>
 #include <istream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "gpubudget/load.h"
 
 namespace gpubudget {
 
@@ -73,12 +76,30 @@ struct VllmLogFacts {
   StartupOutcome outcome = StartupOutcome::kUnknown;
 };
 
+namespace detail {
+struct LogWordings;
+}
+
+// The wordings vLLM's logs use, loaded once from `<configs>/vllm-log-wordings.json` (data, so that a
+// new vLLM wording is a data change). Cheap to copy (shared, immutable).
+class VllmLogWordings {
+ public:
+  explicit VllmLogWordings(std::shared_ptr<const detail::LogWordings> wordings) : wordings_(std::move(wordings)) {}
+  [[nodiscard]] const detail::LogWordings& rules() const { return *wordings_; }
+
+ private:
+  std::shared_ptr<const detail::LogWordings> wordings_;
+};
+
+// Throws InputError naming the file, field and value when the wordings file is missing or malformed.
+VllmLogWordings load_vllm_log_wordings(const ConfigDir& configs);
+
 // Reads a whole log, one line in memory at a time. `source` names it in messages. Does not throw on
 // content; a stream that fails mid-way ends the read (the facts so far are returned).
-VllmLogFacts read_vllm_log(std::istream& in, const std::string& source);
+VllmLogFacts read_vllm_log(std::istream& in, const std::string& source, const VllmLogWordings& wordings);
 
 // Reads the log file at `path`. Throws InputError when it is not a readable regular file.
-VllmLogFacts read_vllm_log_file(const std::string& path);
+VllmLogFacts read_vllm_log_file(const std::string& path, const VllmLogWordings& wordings);
 
 // One line without ANSI escapes, worker prefix, level, timestamp and "[file.py:123]" location.
 // `worker` receives the prefix's name ("EngineCore_DP0", "Worker_TP3"), or "" when there is none.

@@ -210,7 +210,8 @@ Answer diagnose_operation(const JsonReader& r, const ConfigDir& configs) {
   if (const auto text = r.optional_string("kv_cache_dtype")) {
     settings.kv_cache_dtype = parse_kv_cache_dtype_choice(*text, r.path("kv_cache_dtype"));
   }
-  const LogDiagnosis result = diagnose_with_settings(read_vllm_log_file(r.string("log")), settings, configs);
+  const LogDiagnosis result =
+      diagnose_with_settings(read_vllm_log_file(r.string("log"), load_vllm_log_wordings(configs)), settings, configs);
   return {0, diagnosis_json(result.facts, result.diagnosis)};
 }
 

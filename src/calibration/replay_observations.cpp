@@ -31,22 +31,6 @@ std::optional<T> field(const Json& row, const char* key) {
   }
 }
 
-// "H100 80GB" → h100, "A100 40GB" → a100-40gb, ...; "" if no preset fits.
-std::string preset_for(const std::string& gpu_model) {
-  auto has = [&](const char* s) { return gpu_model.find(s) != std::string::npos; };
-  if (has("H100")) return "h100";
-  if (has("H200")) return "h200";
-  if (has("B200")) return "b200";
-  if (has("A100")) return has("40") ? "a100-40gb" : "a100-80gb";
-  if (has("RTX PRO 6000")) return "rtx-pro-6000";
-  if (has("L40S")) return "l40s";
-  if (has("4090")) return "rtx-4090";
-  if (has("5090")) return "rtx-5090";
-  if (has("3090")) return "rtx-3090";
-  if (has("MI300X")) return "mi300x";
-  return "";
-}
-
 // The leading "X.Y.Z" of a logged version ("0.11.0 (per replication pod spec)").
 std::string version_of(const std::optional<std::string>& logged) {
   if (!logged) return "";
@@ -133,7 +117,7 @@ std::vector<ReplayRow> replay_observations(const std::string& observations, cons
       continue;
     }
     const auto gpu_model = field<std::string>(row, "gpu_model").value_or("");
-    r.gpu = preset_for(gpu_model);
+    r.gpu = gpu_preset_for_device_name(gpu_model, configs);
     GpuSpec gpu;
     if (!r.gpu.empty()) {
       gpu = load_gpu_preset(r.gpu, configs);

@@ -13,6 +13,7 @@
 
 #include "gpubudget/error.h"
 #include "log_text.h"
+#include "log_wordings.h"
 
 namespace gpubudget {
 
@@ -115,8 +116,8 @@ std::optional<std::string> text(std::optional<std::string> s) {
 }
 
 // "0.11.0" from "... version 0.11.0" or "(v0.11.0)".
-std::optional<std::string> version_token(std::string_view line, std::string_view key) {
-  const auto at = line.find(key);
+std::optional<std::string> version_token(std::string_view line, std::string_view key, std::size_t from) {
+  const auto at = line.find(key, from);
   if (at == std::string_view::npos) return std::nullopt;
   std::size_t i = at + key.size();
   std::string out;
@@ -130,24 +131,33 @@ std::optional<std::string> version_token(std::string_view line, std::string_view
   return out;
 }
 
+bool contains_any(std::string_view s, const std::vector<std::string>& texts) {
+  return std::any_of(texts.begin(), texts.end(), [s](const std::string& t) { return contains(s, t); });
+}
+
+// Applies the wordings (configs/vllm-log-wordings.json) to each line of a log.
 class FactReader {
  public:
-  explicit FactReader(VllmLogFacts& f) : f_(f) {}
+  FactReader(VllmLogFacts& f, const detail::LogWordings& w) : f_(f), w_(w) {}
 
   void line(const std::string& raw) {
     const std::string_view s = detail::strip_log_prefix_view(raw, scratch_, &worker_);
     if (worker_.find("Worker") != std::string::npos) workers_.insert(worker_);  // GPU workers, not API/engine
     const std::size_t memory_before = figures_;
     // Cheap gates first: most lines of a long log (progress bars, request metrics) match nothing.
-    if (contains(s, "version") || contains(s, "config") || contains(s, "args") || contains(s, "Using ") ||
-        contains(s, "Chunked prefill") || contains(s, "block size")) {
-      settings(s);
+    const bool settings = contains_any(s, w_.settings_gate);
+    const bool memory = contains_any(s, w_.memory_gate);
+    const bool errors = contains_any(s, w_.errors_gate);
+    if (settings) settings_lines(s);
+    if (errors) traceback_frames(s);
+    line_marks_ = {};
+    for (const detail::LogRule& rule : w_.rules) {
+      const bool gate = rule.stage == detail::LogStage::kSettings ? settings
+                        : rule.stage == detail::LogStage::kMemory ? memory
+                                                                   : errors;
+      if (gate) apply(rule, s);
     }
-    if (contains(s, "iB") || contains(s, "GB") || contains(s, " tokens") || contains(s, " blocks: ")) memory(s);
-    if (contains(s, "rror") || contains(s, "xception") || contains(s, "memory") || contains(s, "File \"") ||
-        contains(s, "Traceback") || contains(s, "Engine") || contains(s, "max seq len") || contains(s, "check_enough")) {
-      errors(s, raw);
-    }
+    if (errors) first_error_line(s, raw);
     if (figures_ != memory_before) ++f_.memory_lines;
   }
 
@@ -171,51 +181,56 @@ class FactReader {
   }
 
  private:
-  void settings(std::string_view s) {
-    if (auto v = version_token(s, "vLLM API server version ")) f_.vllm_version = v;
-    if (auto v = version_token(s, "LLM engine (v")) f_.vllm_version = v;
-    if (auto v = version_token(s, "vLLM version ")) f_.vllm_version = v;
-    if (contains(s, "LLM engine (v0.")) f_.v0_engine = f_.v0_engine || !contains(s, "V1 LLM engine");
-    auto key_value = [s](const char* key) { return config_value(s, key); };
-    if (contains(s, "with config: ")) read_settings(key_value, "max_seq_len");
-    if (contains(s, "args: Namespace(")) read_settings(key_value, "max_model_len");
-    if (contains(s, "non-default args: {")) read_settings([s](const char* key) { return dict_value(s, key); }, "max_model_len");
-    keep(f_.max_model_len, integer_after(s, "Using max model len "));
-    keep(f_.max_num_batched_tokens, integer_after(s, "Chunked prefill is enabled with max_num_batched_tokens="));
-    if (contains(s, "Setting kv cache block size to ")) {
-      keep(f_.block_size, integer_after(s, "Setting kv cache block size to "));
-      if (auto b = backend_name(s, " for ", " backend")) f_.attention_backend = b;
+  // The settings lines (engine config, V0 Namespace, V1 non-default args) and the backend lines.
+  void settings_lines(std::string_view s) {
+    for (const auto& l : w_.settings_lines) {
+      if (!contains(s, l.marker)) continue;
+      if (l.dict_syntax) {
+        read_settings([s](const char* key) { return dict_value(s, key); }, l.length_key.c_str());
+      } else {
+        read_settings([s](const char* key) { return config_value(s, key); }, l.length_key.c_str());
+      }
+    }
+    if (contains(s, w_.block_size_marker)) {
+      if (auto b = backend_between(s)) f_.attention_backend = b;
     } else if (auto b = used_backend(s)) {
       f_.attention_backend = b;
     }
   }
 
-  static std::optional<std::string> backend_name(std::string_view s, std::string_view before, std::string_view after) {
-    const auto at = s.find(before);
+  std::string without_prefixes(std::string name) const {
+    for (const auto& prefix : w_.backend_prefixes_dropped) {
+      if (name.rfind(prefix, 0) == 0) name.erase(0, prefix.size());
+    }
+    return name;
+  }
+
+  // "Setting kv cache block size to 64 for FLASHMLA backend."
+  std::optional<std::string> backend_between(std::string_view s) const {
+    const auto at = s.find(w_.backend_before);
     if (at == std::string_view::npos) return std::nullopt;
-    const auto start = at + before.size();
-    const auto end = s.find(after, start);
+    const auto start = at + w_.backend_before.size();
+    const auto end = s.find(w_.backend_after, start);
     if (end == std::string_view::npos || end - start > 60 || end == start) return std::nullopt;
     std::string name(s.substr(start, end - start));
     if (name.find(' ') != std::string::npos) return std::nullopt;
-    if (name.rfind("AttentionBackendEnum.", 0) == 0) name.erase(0, 21);
-    if (name.rfind("_Backend.", 0) == 0) name.erase(0, 9);
-    return name;
+    return without_prefixes(std::move(name));
   }
 
   // "Using TRITON_MLA backend.", "Using AttentionBackendEnum.FLASHMLA backend", "Using FLASH_ATTN
   // attention backend out of potential backends: [...]".
-  static std::optional<std::string> used_backend(std::string_view s) {
-    const auto at = s.find("Using ");
+  std::optional<std::string> used_backend(std::string_view s) const {
+    const auto at = s.find(w_.used_marker);
     if (at == std::string_view::npos) return std::nullopt;
-    const auto start = at + 6;
+    const auto start = at + w_.used_marker.size();
     auto end = start;
     while (end < s.size() && s[end] != ' ' && end - start < 60) ++end;
     const std::string_view rest = s.substr(end);
-    if (rest.substr(0, 8) != " backend" && rest.substr(0, 18) != " attention backend") return std::nullopt;
-    std::string name(s.substr(start, end - start));
-    if (name.rfind("AttentionBackendEnum.", 0) == 0) name.erase(0, 21);
-    if (name.rfind("_Backend.", 0) == 0) name.erase(0, 9);
+    if (std::none_of(w_.used_suffixes.begin(), w_.used_suffixes.end(),
+                     [rest](const std::string& suffix) { return rest.substr(0, suffix.size()) == suffix; })) {
+      return std::nullopt;
+    }
+    std::string name = without_prefixes(std::string(s.substr(start, end - start)));
     if (name.empty() || name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != std::string::npos) {
       return std::nullopt;
     }
@@ -223,8 +238,8 @@ class FactReader {
   }
 
   // The engine-config line ("with config: model='…', max_seq_len=N, …"), V0's "args: Namespace(…)"
-  // and V1's "non-default args: {'…': …}" name the same settings; `get(key)` reads one of them.
-  // `length_key` is max_seq_len in the engine config, max_model_len in the arguments.
+  // and V1's "non-default args: {'…': …}" name the same settings (vLLM's argument names); `get(key)`
+  // reads one of them. `length_key` is max_seq_len in the engine config, max_model_len in the arguments.
   template <typename Lookup>
   void read_settings(const Lookup& get, const char* length_key) {
     keep(f_.model, text(get("model")));
@@ -244,176 +259,129 @@ class FactReader {
     keep(f_.quantization, text(get("quantization")));
   }
 
-  void memory(std::string_view s) {
-    auto take_max = [&](std::optional<double>& slot, std::optional<double> v) {
-      if (!v) return;
-      ++figures_;
-      keep_max(slot, v);
-    };
-    auto take_min = [&](std::optional<double>& slot, std::optional<double> v) {
-      if (!v) return;
-      ++figures_;
-      keep_min(slot, v);
-    };
-    take_max(f_.model_loading_gib, gib_after(s, "Model loading took "));
-    if (contains(s, "Loading model weights took ")) {
-      f_.v0_engine = true;
-      take_max(f_.model_loading_gib, gib_after(s, "Loading model weights took "));
+  // Where the search for a figure's text starts: where its `from` texts are found, in turn.
+  static std::optional<std::size_t> start_of(std::string_view s, const std::vector<std::string>& from) {
+    std::size_t at = 0;
+    for (const auto& text : from) {
+      at = s.find(text, at);
+      if (at == std::string_view::npos) return std::nullopt;
     }
-    // V1 memory-profiling summary (DEBUG) and the 0.7–0.8 / V0 INFO wording.
-    take_max(f_.total_non_kv_gib, gib_after(s, "Total non KV cache memory: "));
-    take_max(f_.activation_peak_gib, gib_after(s, "torch peak memory increase: "));
-    take_max(f_.non_torch_gib, gib_after(s, "non-torch forward increase memory: "));
-    take_max(f_.activation_peak_gib, gib_after(s, "PyTorch activation peak memory takes "));
-    take_max(f_.non_torch_gib, gib_after(s, "non_torch_memory takes "));
-    take_min(f_.available_kv_cache_gib, gib_after(s, "the rest of the memory reserved for KV Cache is "));
-    if (contains(s, "total_gpu_memory (")) {
-      keep(f_.total_gpu_gib, gib_after(s, "total_gpu_memory ("));
-      keep(f_.gpu_memory_utilization, number_after(s, "gpu_memory_utilization ("));
-      const auto eq = s.find(") = ");
-      if (eq != std::string_view::npos) keep(f_.requested_gib, gib_after(s, ") = ", eq));
+    return at;
+  }
+
+  // Reads one figure into its field; true when a value was read.
+  bool read(const detail::LogFigure& figure, std::string_view s) {
+    const auto at = start_of(s, figure.from);
+    if (!at) return false;
+    if (const auto* text_field = std::get_if<std::optional<std::string> VllmLogFacts::*>(&figure.field)) {
+      auto v = version_token(s, figure.after, *at);
+      if (v) f_.*(*text_field) = std::move(v);
+      return v.has_value();
     }
-    take_min(f_.available_kv_cache_gib, gib_after(s, "Available KV cache memory: "));
-    // V0 0.6.x one-line summary: "Memory profiling results: duration=…, total_gpu_memory=23.58GiB, …,
-    // non_torch_memory=0.35GiB, kv_cache_size=3.81GiB, gpu_memory_utilization=0.90."
-    if (contains(s, "Memory profiling results: ")) {
-      keep(f_.total_gpu_gib, gib_after(s, "total_gpu_memory="));
-      take_max(f_.non_torch_gib, gib_after(s, "non_torch_memory="));
-      take_min(f_.available_kv_cache_gib, gib_after(s, "kv_cache_size="));
-      keep(f_.gpu_memory_utilization, number_after(s, "gpu_memory_utilization="));
+    if (const auto* count_field = std::get_if<std::optional<std::int64_t> VllmLogFacts::*>(&figure.field)) {
+      const auto v = integer_after(s, figure.after, *at);
+      if (v) f_.*(*count_field) = v;
+      return v.has_value();
     }
-    if (contains(s, "Requested memory: ")) {
-      keep(f_.gpu_memory_utilization, number_after(s, "Requested memory: "));
-      const auto util = s.find("(util), ");
-      if (util != std::string_view::npos) keep(f_.requested_gib, gib_after(s, "(util), ", util));
+    const std::optional<double> v = figure.kind == detail::FigureKind::kGib ? gib_after(s, figure.after, *at)
+                                                                            : number_after(s, figure.after, *at);
+    if (!v) return false;
+    if (const auto* oom_field = std::get_if<std::optional<double> LoggedOutOfMemory::*>(&figure.field)) {
+      if (!f_.out_of_memory) f_.out_of_memory = LoggedOutOfMemory{};
+      (*f_.out_of_memory).*(*oom_field) = v;
+      return true;
     }
-    if (auto t = integer_after(s, "GPU KV cache size: ")) {
-      ++figures_;
-      f_.kv_cache_tokens = t;
-      kv_allocated_ = true;
+    std::optional<double>& slot = f_.*std::get<std::optional<double> VllmLogFacts::*>(figure.field);
+    switch (figure.keep) {
+      case detail::Keep::kLast: slot = v; break;
+      case detail::Keep::kMax: keep_max(slot, v); break;
+      case detail::Keep::kMin: keep_min(slot, v); break;
     }
-    if (contains(s, "Maximum concurrency for ")) {
-      keep(f_.max_concurrency_tokens, integer_after(s, "Maximum concurrency for "));
-      keep(f_.max_concurrency, number_after(s, "tokens per request: "));
+    return true;
+  }
+
+  void apply(const detail::LogRule& rule, std::string_view s) {
+    for (const auto& t : rule.when) {
+      if (!contains(s, t)) return;
     }
-    if (contains(s, " blocks: ") && contains(s, "# CPU blocks: ")) {  // "# GPU blocks: N" / "# CUDA blocks: N"
-      f_.v0_engine = true;
-      kv_allocated_ = true;
-      ++figures_;
-      for (const char* key : {"# GPU blocks: ", "# CUDA blocks: ", "# cuda blocks: "}) keep(f_.gpu_blocks, integer_after(s, key));
-      keep(f_.cpu_blocks, integer_after(s, "# CPU blocks: "));
+    if (!rule.when_any.empty() && !contains_any(s, rule.when_any)) return;
+    if (contains_any(s, rule.unless)) return;
+    const bool oom = std::find(rule.marks.begin(), rule.marks.end(), detail::LogMark::kOutOfMemory) != rule.marks.end();
+    if (oom && !f_.out_of_memory) f_.out_of_memory = LoggedOutOfMemory{};
+    bool any = false;
+    for (const auto& figure : rule.figures) {
+      const bool got = read(figure, s);
+      any = any || got;
+      if (got && figure.counts) ++figures_;
     }
-    if (contains(s, "Graph capturing finished in ")) {
-      const auto took = s.find(", took ");
-      if (took != std::string_view::npos) take_max(f_.cudagraph_gib, gib_after(s, ", took ", took));
-    }
-    take_max(f_.estimated_cudagraph_gib, gib_after(s, "Estimated CUDA graph memory: "));
-    if (contains(s, "Auto-fit max_model_len: reduced from ")) {
-      keep(f_.auto_fit_from, integer_after(s, "reduced from "));
-      keep(f_.auto_fit_to, integer_after(s, " to ", s.find("reduced from ") + 13));
-      take_min(f_.available_kv_cache_gib, gib_after(s, "GPU memory ("));
+    if (rule.marks_need_a_figure && !any) return;
+    for (const detail::LogMark mark : rule.marks) this->mark(mark);
+  }
+
+  void mark(detail::LogMark mark) {
+    switch (mark) {
+      case detail::LogMark::kV0Engine: f_.v0_engine = true; break;
+      case detail::LogMark::kKvAllocated: kv_allocated_ = true; break;
+      case detail::LogMark::kCounts: ++figures_; break;
+      case detail::LogMark::kError: line_marks_.error = true; break;
+      case detail::LogMark::kKvCheckError: kv_check_error_ = true; break;
+      case detail::LogMark::kKvCheckInTraceback: f_.kv_check_in_traceback = true; break;
+      case detail::LogMark::kNoKvMemory: no_kv_memory_ = true; break;
+      case detail::LogMark::kStartupFreeMemory:
+        if (!f_.startup_free_gib) f_.startup_free_gib = 0.0;  // the error without its figures
+        break;
+      case detail::LogMark::kOutOfMemory: {
+        LoggedOutOfMemory& oom = *f_.out_of_memory;
+        if (oom.capacity_gib) f_.total_gpu_gib = oom.capacity_gib;
+        if (oom.phase.empty()) oom.phase = phase_from_frames();
+        break;
+      }
+      case detail::LogMark::kEngineFailed: engine_failed_ = true; break;
     }
   }
 
-  void errors(std::string_view s, const std::string& raw) {
-    const bool error_level = contains(raw, "ERROR") || contains(raw, "CRITICAL");
-    if (contains(s, "Traceback (most recent call last)")) frames_.clear();
-    if (contains(s, "File \"") && frames_.size() < 400) frames_.emplace_back(s);
-    if (contains(s, "check_enough_kv_cache_memory")) f_.kv_check_in_traceback = true;
-    if (contains(s, "EngineCore failed to start") || contains(s, "Engine core initialization failed") ||
-        contains(s, "EngineCore encountered a fatal error")) {
-      engine_failed_ = true;
-    }
-    bool is_error = false;
-    // _check_enough_kv_cache_memory, every version's text.
-    if (contains(s, "max seq len (") && contains(s, "KV cache is needed")) {
-      is_error = true;
-      kv_check_error_ = true;
-      keep(f_.error_max_seq_len, integer_after(s, "max seq len ("));
-      const auto needed = s.find("), (");
-      if (needed != std::string_view::npos) keep(f_.error_needed_gib, gib_after(s, "), (", needed));
-      keep(f_.error_available_gib, gib_after(s, "available KV cache memory ("));
-      keep(f_.estimated_max_model_len, integer_after(s, "estimated maximum model length is "));
-    } else if (contains(s, "max seq len (") && contains(s, "stored in KV cache (")) {
-      is_error = true;  // V0
-      kv_check_error_ = true;
-      f_.v0_engine = true;
-      keep(f_.error_max_seq_len, integer_after(s, "max seq len ("));
-      keep(f_.error_kv_token_capacity, integer_after(s, "stored in KV cache ("));
-    }
-    if (contains(s, "No available memory for the cache blocks")) {
-      is_error = true;
-      no_kv_memory_ = true;
-    }
-    if (contains(s, "on startup is less than desired GPU memory utilization")) {
-      is_error = true;
-      const auto open = s.find(" (", s.find("Free memory on device"));
-      if (open != std::string_view::npos) {
-        keep(f_.startup_free_gib, number_after(s, " (", open));
-        const auto slash = s.find('/', open);
-        if (slash != std::string_view::npos) keep(f_.startup_total_gib, number_after(s, "/", slash));
-      }
-      const auto util = s.find("utilization (");
-      if (util != std::string_view::npos) {
-        keep(f_.gpu_memory_utilization, number_after(s, "utilization (", util));
-        const auto comma = s.find(", ", util);
-        if (comma != std::string_view::npos) keep(f_.startup_requested_gib, number_after(s, ", ", comma));
-      }
-      if (!f_.startup_free_gib) f_.startup_free_gib = 0.0;
-    }
-    if (contains(s, "CUDA out of memory") || contains(s, "OutOfMemoryError")) {
-      is_error = true;
-      if (!f_.out_of_memory) f_.out_of_memory = LoggedOutOfMemory{};
-      LoggedOutOfMemory& oom = *f_.out_of_memory;
-      keep(oom.tried_gib, gib_after(s, "Tried to allocate "));
-      keep(oom.capacity_gib, gib_after(s, "total capacity of "));
-      keep(oom.free_gib, gib_after(s, " of which "));
-      if (oom.capacity_gib) f_.total_gpu_gib = oom.capacity_gib;
-      if (oom.phase.empty()) oom.phase = phase_from_frames();
-    }
-    if ((is_error || (error_level && (contains(s, "Error: ") || contains(s, "Exception: ")))) && !f_.first_error) {
-      f_.first_error = std::string(s.substr(0, 600));
+  // The frames of the latest traceback (for the phase of an out-of-memory error).
+  void traceback_frames(std::string_view s) {
+    if (contains(s, w_.traceback_start)) frames_.clear();
+    if (contains(s, w_.traceback_frame) && frames_.size() < 400) frames_.emplace_back(s);
+  }
+
+  void first_error_line(std::string_view s, const std::string& raw) {
+    const bool error_level = contains_any(raw, w_.error_levels);
+    if ((line_marks_.error || (error_level && contains_any(s, w_.error_texts))) && !f_.first_error) {
+      f_.first_error = std::string(s.substr(0, w_.first_error_bytes));
     }
   }
 
   // Which part of startup a traceback ran in, innermost recognised frame first.
   std::string phase_from_frames() const {
-    static const std::pair<const char*, const char*> kPhases[] = {
-        {"_dummy_sampler_run", "sampler"},
-        {"capture_model", "CUDA graph capture"},
-        {"profile_cudagraph_memory", "CUDA graph capture"},
-        {"_allocate_kv_cache", "KV cache allocation"},
-        {"initialize_kv_cache", "KV cache allocation"},
-        {"profile_run", "profile run"},
-        {"_dummy_run", "profile run"},
-        {"determine_available_memory", "profile run"},
-        {"load_weights", "model loading"},
-        {"load_model", "model loading"},
-        {"compile_or_warm_up_model", "warm-up"},
-        {"_warmup", "warm-up"},
-    };
     for (auto it = frames_.rbegin(); it != frames_.rend(); ++it) {
-      for (const auto& [function, phase] : kPhases) {
-        if (contains(*it, function)) return phase;
+      for (const auto& p : w_.phases) {
+        if (contains(*it, p.function)) return p.phase;
       }
     }
     return "";
   }
 
+  struct LineMarks {
+    bool error = false;
+  };
   VllmLogFacts& f_;
+  const detail::LogWordings& w_;
   std::set<std::string> workers_;
   std::string worker_, scratch_;  // per-line buffers, reused
   std::vector<std::string> frames_;
   std::size_t figures_ = 0;
+  LineMarks line_marks_;
   bool kv_allocated_ = false, kv_check_error_ = false, no_kv_memory_ = false, engine_failed_ = false;
 };
 
 }  // namespace
 
-VllmLogFacts read_vllm_log(std::istream& in, const std::string& source) {
+VllmLogFacts read_vllm_log(std::istream& in, const std::string& source, const VllmLogWordings& wordings) {
   VllmLogFacts facts;
   facts.source = source;
-  FactReader reader(facts);
+  FactReader reader(facts, wordings.rules());
   LineReader lines(in);
   std::string line;
   bool truncated = false;
@@ -426,12 +394,12 @@ VllmLogFacts read_vllm_log(std::istream& in, const std::string& source) {
   return facts;
 }
 
-VllmLogFacts read_vllm_log_file(const std::string& path) {
+VllmLogFacts read_vllm_log_file(const std::string& path, const VllmLogWordings& wordings) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw InputError(fmt::format("{}: is a directory, not a log", path));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot be read", path));
-  return read_vllm_log(in, path);
+  return read_vllm_log(in, path, wordings);
 }
 
 }  // namespace gpubudget

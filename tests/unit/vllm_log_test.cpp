@@ -25,14 +25,19 @@ namespace fs = std::filesystem;
 
 fs::path logs_dir() { return fs::path(test::data_dir()) / "logs"; }
 
+const VllmLogWordings& wordings() {
+  static const VllmLogWordings loaded = load_vllm_log_wordings(test::configs());
+  return loaded;
+}
+
 VllmLogFacts read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
-  return read_vllm_log(in, path.string());
+  return read_vllm_log(in, path.string(), wordings());
 }
 
 VllmLogFacts read_text(const std::string& text) {
   std::istringstream in(text);
-  return read_vllm_log(in, "text");
+  return read_vllm_log(in, "text", wordings());
 }
 
 // Every fact by the name the expected files use; absent facts are null.
