@@ -363,6 +363,31 @@ TEST(CliDiagnose, EveryCorpusLogEmitsAnObservationThatCalibrateAccepts) {
   fs::remove_all(dir);
 }
 
+// Without --profile, calibrate starts from the profile the rows ran under: 0.19.0 rows → the 0.17 profile
+// (newest ≤ 0.19); rows of several profiles → the newest.
+TEST(CliCalibrate, WithoutAProfileTakesTheOneTheRowsRanUnder) {
+  const fs::path dir = fs::temp_directory_path() / "gpubudget-calibrate-default";
+  fs::create_directories(dir);
+  std::ifstream all(fs::path(test::data_dir()) / "observations" / "vllm-runs.jsonl");
+  std::ofstream only_019(dir / "v019.jsonl");
+  std::string line;
+  while (std::getline(all, line)) {
+    if (line.find("\"vllm_version\": \"0.19.0\"") != std::string::npos) only_019 << line << "\n";
+  }
+  only_019.close();
+  const std::string aliases = (fs::path(test::data_dir()) / "observations" / "model_aliases.json").string();
+  const CliRun chosen = run({"calibrate", (dir / "v019.jsonl").string(), "--aliases", aliases});
+  ASSERT_EQ(chosen.code, 0) << chosen.err;
+  EXPECT_NE(chosen.err.find("vllm/0.17.json"), std::string::npos) << chosen.err;
+  const CliRun named = run({"calibrate", (dir / "v019.jsonl").string(), "--aliases", aliases, "--profile",
+                            std::string(GPUBUDGET_TEST_CONFIG_DIR) + "/vllm/0.17.json"});
+  EXPECT_EQ(chosen.out, named.out);
+  const CliRun mixed = run({"calibrate", (fs::path(test::data_dir()) / "observations" / "vllm-runs.jsonl").string()});
+  ASSERT_EQ(mixed.code, 0) << mixed.err;
+  EXPECT_NE(mixed.err.find("vllm/0.22.json"), std::string::npos) << mixed.err;  // the newest
+  fs::remove_all(dir);
+}
+
 TEST(CliDiagnose, EmitObservationToStdoutKeepsStdoutForTheRow) {
   const CliRun r = run({"diagnose", (fs::path(test::data_dir()) / "logs" / "v0.19-kimi-dev-72b-tp2-debug.log").string(),
                         "--emit-observation", "-"});

@@ -97,6 +97,60 @@ TEST(SafetensorsHeader, TheCliExitsThreeOnABrokenCheckpoint) {
   EXPECT_NE(err2.str().find("maps tensor \"lm_head.weight\""), std::string::npos) << err2.str();
 }
 
+// The index and the headers are compared by name: a tensor listed twice, a tensor of another file, a
+// file that is no .safetensors in the folder, each named in the error.
+TEST(SafetensorsIndex, ShardsAreMatchedByNameNotByDigestOrPosition) {
+  const auto dir = test::fresh_fixture_dir("index-names");
+  test::write_safetensors(dir / "a.safetensors", {{"x.weight", "BF16", {4}}, {"y.weight", "BF16", {4}}});
+  test::write_safetensors(dir / "b.safetensors", {{"z.weight", "BF16", {4}}});
+  const auto index = [&](const std::string& weight_map) {
+    std::ofstream(dir / "model.safetensors.index.json") << R"({"metadata": {}, "weight_map": )" << weight_map << "}";
+  };
+  index(R"({"x.weight": "a.safetensors", "y.weight": "a.safetensors", "z.weight": "b.safetensors"})");
+  const auto headers = read_checkpoint_headers(dir.string());
+  ASSERT_TRUE(headers);
+  EXPECT_EQ(headers->tensor_count(), 3);
+  // y.weight listed twice (JSON allows a repeated key).
+  index(R"({"x.weight": "a.safetensors", "y.weight": "a.safetensors", "y.weight": "a.safetensors", "z.weight": "b.safetensors"})");
+  test::expect_input_error([&] { (void)read_checkpoint_headers(dir.string()); },
+                           "the index lists tensor \"y.weight\" more than once");
+  // z.weight mapped to a, which does not hold it: the file and the tensor are named.
+  index(R"({"x.weight": "a.safetensors", "y.weight": "a.safetensors", "z.weight": "a.safetensors"})");
+  test::expect_input_error([&] { (void)read_checkpoint_headers(dir.string()); },
+                           "the index maps tensor \"z.weight\" to a.safetensors, which does not hold it");
+  // Swapped names with the same count per file: digests of counts could not tell, names do.
+  index(R"({"x.weight": "a.safetensors", "z.weight": "a.safetensors", "y.weight": "b.safetensors"})");
+  test::expect_input_error([&] { (void)read_checkpoint_headers(dir.string()); }, "which the index does not map to it");
+  // A file the index names that is no .safetensors of the folder is read by its own name, never looked up
+  // by a position among the folder's files.
+  std::filesystem::copy_file(dir / "b.safetensors", dir / "b.bin");
+  index(R"({"x.weight": "a.safetensors", "y.weight": "a.safetensors", "z.weight": "b.bin"})");
+  const auto by_name = read_checkpoint_headers(dir.string());
+  ASSERT_TRUE(by_name);
+  ASSERT_EQ(by_name->files.size(), 2u);
+  EXPECT_EQ(std::filesystem::path(by_name->files[1].path).filename(), "b.bin");
+  index(R"({"x.weight": "a.safetensors", "y.weight": "a.safetensors", "z.weight": "c.safetensors"})");
+  test::expect_input_error([&] { (void)read_checkpoint_headers(dir.string()); }, "c.safetensors: cannot open the file");
+  // A file name that leaves the folder.
+  index(R"({"x.weight": "../a.safetensors"})");
+  test::expect_input_error([&] { (void)read_checkpoint_headers(dir.string()); }, "is outside the model folder");
+}
+
+// The reference implementation multiplies the dimensions in turn: [2^40, 2^40, 0] overflows before the 0.
+TEST(SafetensorsHeader, ShapesThatOverflowBeforeAZeroAreRefused) {
+  const std::string header = R"({"a":{"dtype":"U8","shape":[1099511627776,1099511627776,0],"data_offsets":[0,0]}})";
+  test::expect_input_error([&] { (void)parse_safetensors_header(header, 0, "h.safetensors"); },
+                           "tensor \"a\" shape overflows 64-bit element counts");
+  EXPECT_EQ(parse_safetensors_header(R"({"a":{"dtype":"U8","shape":[7,0],"data_offsets":[0,0]}})", 0, "h").tensors.size(), 1u);
+  test::expect_input_error(
+      [&] {
+        (void)parse_safetensors_header(
+            R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"a":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}})",
+            2, "h.safetensors");
+      },
+      "tensor \"a\" appears twice");
+}
+
 // ---- Fixture checkpoints -------------------------------------------------------------------------
 
 struct Fixture {
