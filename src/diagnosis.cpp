@@ -18,7 +18,7 @@ namespace {
 
 constexpr double kGiBd = 1073741824.0;
 
-Bytes bytes_of_gib(double gib) { return Bytes(static_cast<std::int64_t>(std::llround(gib * kGiBd))); }
+Bytes bytes_of_gib(double gib) { return bytes_from_double(std::round(gib * kGiBd)); }
 double gib_of(Bytes b) { return static_cast<double>(b.count()) / kGiBd; }
 std::string gib_text(double g) { return fmt::format("{:.2f} GiB", g); }
 

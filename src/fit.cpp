@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "gpubudget/error.h"
+#include "gpubudget/limits.h"
 
 namespace gpubudget {
 
@@ -203,6 +204,7 @@ FitResult fit(const ModelSpec& checkpoint, const GpuSpec& gpu, const Deployment&
 
 FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpus, const Deployment& d,
               const VllmProfile& profile, FitMemo* memo) {
+  check_deployment_limits(d);
   if (stage_gpus.empty() || (stage_gpus.size() != 1 && static_cast<std::int64_t>(stage_gpus.size()) != d.pipeline_parallel_size)) {
     throw InputError(fmt::format("--gpu: {} GPU presets for --pipeline-parallel-size {}; give one, or one per stage",
                                  stage_gpus.size(), d.pipeline_parallel_size));
@@ -262,6 +264,10 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
 
   for (std::int64_t stage = 0; stage < d.pipeline_parallel_size; ++stage) {
     const GpuSpec& stage_gpu = gpu_of(stage);
+    if (stage_gpu.memory.count() < 1 || stage_gpu.memory > kMaxGpuMemory) {
+      throw InputError(fmt::format("--gpu-memory {} bytes ({}): expected from 1 to {} bytes", stage_gpu.memory.count(),
+                                   stage_gpu.name, kMaxGpuMemory.count()));
+    }
     if (stage_gpu.compute_capability_major != gpu.compute_capability_major || stage_gpu.platform != gpu.platform) {
       const AttentionBackend* here =
           select_backend(profile, stage_gpu, kind, sparse, r.kv_cache_dtype.name);

@@ -103,9 +103,9 @@ nlohmann::json parse_json(const std::string& text, const std::string& file) {
   return parse_document(text, file);
 }
 
-std::string read_text_file(const std::string& path) {
-  // open, fstat and read to the end: five system calls for a config file (a stream read took eight).
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+std::string read_text_file(const std::string& path, std::int64_t max_bytes) {
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP || errno == ENAMETOOLONG) {
       throw InputError(fmt::format("{}: no such file", path));
@@ -119,11 +119,21 @@ std::string read_text_file(const std::string& path) {
   struct stat info {};
   if (::fstat(fd, &info) != 0) throw InputError(fmt::format("{}: cannot be read", path));
   if (S_ISDIR(info.st_mode)) throw InputError(fmt::format("{}: is a directory, expected a file", path));
+  if (!S_ISREG(info.st_mode)) throw InputError(fmt::format("{}: not a regular file (a FIFO, socket or device)", path));
+  if (info.st_size > max_bytes) {
+    throw InputError(fmt::format("{}: {} bytes, above the {}-byte limit for this kind of file", path, info.st_size,
+                                 max_bytes));
+  }
   // One byte more than the size, so that the end shows in the second read, not a third.
   std::string text(static_cast<std::size_t>(info.st_size > 0 ? info.st_size : 0) + 1, '\0');
   std::size_t used = 0;
   for (;;) {
-    if (used == text.size()) text.resize(2 * text.size() + 4096);  // the file grew while being read
+    if (used == text.size()) {  // the file grew while being read
+      if (static_cast<std::int64_t>(used) > max_bytes) {
+        throw InputError(fmt::format("{}: grew past the {}-byte limit while being read", path, max_bytes));
+      }
+      text.resize(2 * text.size() + 4096);
+    }
     const ssize_t got = ::read(fd, text.data() + used, text.size() - used);
     if (got < 0) {
       if (errno == EINTR) continue;

@@ -14,12 +14,21 @@ namespace gpubudget::detail {
 
 // Parses `text`; throws InputError "<file>: malformed JSON: ..." on a syntax error.
 nlohmann::json parse_json(const std::string& text, const std::string& file);
-// Reads a whole file; throws InputError naming it if it cannot be read (missing, directory, ...).
-std::string read_text_file(const std::string& path);
+// The largest configuration file read (config.json, quantization configs, profiles, presets: real ones
+// are kilobytes to a few megabytes).
+inline constexpr std::int64_t kMaxConfigFileBytes = std::int64_t{64} << 20;
+
+// Reads a whole regular file of at most `max_bytes`; throws InputError naming it when it is missing, a
+// directory, not a regular file (a FIFO or a device is refused before any read, so nothing blocks),
+// larger than the limit, or unreadable.
+std::string read_text_file(const std::string& path, std::int64_t max_bytes = kMaxConfigFileBytes);
 
 class JsonReader {
  public:
+  // `value` must outlive the reader (it keeps a pointer); a temporary, or an ordered_json converted on
+  // the fly, is refused at compile time.
   JsonReader(const nlohmann::json& value, std::string file, std::string pointer = "");
+  JsonReader(nlohmann::json&& value, std::string file, std::string pointer = "") = delete;
 
   [[nodiscard]] const nlohmann::json& value() const { return *value_; }
   [[nodiscard]] const std::string& file() const { return file_; }

@@ -34,7 +34,7 @@ std::int64_t widest_activation(const ModelSpec& model, const ParallelLayout& lay
   return widest;
 }
 
-Bytes scaled(double bytes) { return Bytes(static_cast<std::int64_t>(std::llround(bytes))); }
+Bytes scaled(double bytes) { return bytes_from_double(std::round(bytes)); }
 
 }  // namespace
 

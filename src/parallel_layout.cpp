@@ -6,6 +6,7 @@
 
 #include "gpubudget/bytes.h"
 #include "gpubudget/error.h"
+#include "gpubudget/limits.h"
 
 namespace gpubudget {
 
@@ -68,10 +69,7 @@ void check_linear(const ModelSpec& model, const LinearModule& m, std::int64_t tp
 }  // namespace
 
 ParallelLayout make_parallel_layout(const ModelSpec& model, const Deployment& d, std::int64_t pp_rank) {
-  if (d.tensor_parallel_size < 1 || d.pipeline_parallel_size < 1 || d.data_parallel_size < 1 ||
-      d.decode_context_parallel_size < 1) {
-    throw InputError("parallel sizes must be at least 1");
-  }
+  check_deployment_limits(d);
   const auto num_layers = static_cast<std::int64_t>(model.layers.size());
   if (d.pipeline_parallel_size > num_layers) {
     reject(model, fmt::format("--pipeline-parallel-size {} exceeds the {} decoder layers",
@@ -106,7 +104,6 @@ ParallelLayout make_parallel_layout(const ModelSpec& model, const Deployment& d,
   const bool use_ep = d.enable_expert_parallel && moe_world > 1;
   layout.moe_tp = use_ep ? 1 : moe_world;
   layout.moe_ep = use_ep ? moe_world : 1;
-  if (d.num_redundant_experts < 0) throw InputError("--num-redundant-experts must be at least 0");
   if (d.num_redundant_experts > 0 && !use_ep) {
     reject(model, fmt::format("--num-redundant-experts {} needs --enable-expert-parallel over more than one rank "
                               "(EPLB places redundant experts across the expert-parallel group)",

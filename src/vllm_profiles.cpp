@@ -6,6 +6,7 @@
 #include "gpubudget/error.h"
 #include "gpubudget/load.h"
 #include "json_reader.h"
+#include "profile_reader.h"
 
 namespace gpubudget {
 
@@ -28,18 +29,20 @@ bool parse_version(std::string text, std::array<int, 3>& out) {
 }
 
 Bytes gib_field(const detail::JsonReader& r, std::string_view key) {
-  return Bytes(static_cast<std::int64_t>(r.number(key, 0, 1024) * static_cast<double>(kGiB)));
+  return bytes_from_double(r.number(key, 0, 1024) * static_cast<double>(kGiB));
 }
 
-VllmProfile parse_profile(const std::filesystem::path& path) {
-  const nlohmann::json json = detail::parse_json(detail::read_text_file(path.string()), path.string());
-  const detail::JsonReader r(json, path.string());
+}  // namespace
+
+VllmProfile detail::parse_vllm_profile(const std::string& text, const std::string& path) {
+  const nlohmann::json json = detail::parse_json(text, path);
+  const detail::JsonReader r(json, path);
   r.reject_unknown_keys({"schema_version", "version", "description", "default_gpu_memory_utilization",
                          "charges_cudagraph_memory", "kv_tokens_from_concurrency", "mamba_cache_mode", "messages", "batch_defaults",
                          "attention_backends", "mxfp4_moe_backends", "overheads", "calibration", "sources"});
   if (r.integer("schema_version", 1, 1) != 1) r.fail("schema_version", "1");
   VllmProfile p;
-  p.source = path.string();
+  p.source = path;
   p.version = r.string("version");
   p.description = r.optional_string("description").value_or("");
   p.default_gpu_memory_utilization = r.number("default_gpu_memory_utilization", 0.01, 1.0);
@@ -66,7 +69,7 @@ VllmProfile parse_profile(const std::filesystem::path& path) {
   const auto& batch = json.at("batch_defaults");
   if (!batch.is_array()) r.fail("batch_defaults", "an array");
   for (std::size_t i = 0; i < batch.size(); ++i) {
-    const detail::JsonReader b(batch[i], path.string(), fmt::format("/batch_defaults/{}", i));
+    const detail::JsonReader b(batch[i], path, fmt::format("/batch_defaults/{}", i));
     b.reject_unknown_keys({"min_memory_gib", "excluded_device_substring", "max_num_batched_tokens", "max_num_seqs",
                            "llm_class_max_num_batched_tokens", "llm_class_max_num_seqs"});
     BatchDefaults defaults{b.number("min_memory_gib", 0, 1e6),
@@ -84,7 +87,7 @@ VllmProfile parse_profile(const std::filesystem::path& path) {
   const auto& backends = json.at("attention_backends");
   if (!backends.is_array()) r.fail("attention_backends", "an array");
   for (std::size_t i = 0; i < backends.size(); ++i) {
-    const detail::JsonReader b(backends[i], path.string(), fmt::format("/attention_backends/{}", i));
+    const detail::JsonReader b(backends[i], path, fmt::format("/attention_backends/{}", i));
     b.reject_unknown_keys({"name", "kind", "platform", "compute_capability_majors", "kv_cache_dtypes", "block_size",
                            "quantized_kv_layout", "note"});
     AttentionBackend a;
@@ -110,7 +113,7 @@ VllmProfile parse_profile(const std::filesystem::path& path) {
     const auto& mx = json.at("mxfp4_moe_backends");
     if (!mx.is_array()) r.fail("mxfp4_moe_backends", "an array");
     for (std::size_t i = 0; i < mx.size(); ++i) {
-      const detail::JsonReader b(mx[i], path.string(), fmt::format("/mxfp4_moe_backends/{}", i));
+      const detail::JsonReader b(mx[i], path, fmt::format("/mxfp4_moe_backends/{}", i));
       b.reject_unknown_keys({"name", "compute_capability_majors", "intermediate_align", "hidden_align"});
       Mxfp4MoeBackend backend;
       backend.name = b.string("name");
@@ -135,6 +138,12 @@ VllmProfile parse_profile(const std::filesystem::path& path) {
   p.overheads.cudagraph_per_layer = gib_field(o, "cudagraph_per_layer_gib");
   p.overheads.relative_uncertainty = o.number("relative_uncertainty", 0, 10);
   return p;
+}
+
+namespace {
+
+VllmProfile parse_profile(const std::filesystem::path& path) {
+  return detail::parse_vllm_profile(detail::read_text_file(path.string()), path.string());
 }
 
 struct ProfileFile {

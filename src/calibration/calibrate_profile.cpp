@@ -8,10 +8,13 @@
 
 #include <Eigen/Dense>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "gpubudget/bytes.h"
 #include "gpubudget/error.h"
+#include "../json_reader.h"
+#include "../profile_reader.h"
 
 namespace gpubudget {
 
@@ -57,22 +60,19 @@ double rmse(const std::vector<double>& residuals) {
 
 Calibration calibrate_profile(const std::vector<ReplayRow>& rows, const std::string& profile_text,
                               const std::string& profile_path) {
-  Json profile;
-  try {
-    profile = Json::parse(profile_text);
-  } catch (const Json::parse_error& e) {
-    throw InputError(fmt::format("{}: malformed JSON at byte {}", profile_path, e.byte));
-  } catch (const Json::exception& e) {
-    throw InputError(fmt::format("{}: malformed JSON: {}", profile_path, e.what()));
-  }
-  if (!profile.is_object() || !profile.contains("overheads") || !profile.contains("calibration") ||
-      !profile["calibration"].is_object()) {
+  // The profile must be one fit() can load (types, ranges, unknown keys), with a calibration block.
+  (void)detail::parse_vllm_profile(profile_text, profile_path);
+  Json profile = Json::parse(profile_text);  // parsed once above: no exception here
+  if (!profile.contains("calibration") || !profile["calibration"].is_object()) {
     throw InputError(fmt::format("{}:/calibration: expected {{\"min_version\", \"max_version\"}} naming the vLLM "
                                  "versions whose logs feed this profile",
                                  profile_path));
   }
-  const std::string min_version = profile["calibration"].value("min_version", "");
-  const std::string max_version = profile["calibration"].value("max_version", "");
+  const nlohmann::json calibration_block = profile["calibration"];  // JsonReader reads nlohmann::json
+  const detail::JsonReader calibration(calibration_block, profile_path, "/calibration");
+  const std::string min_version = calibration.optional_string("min_version").value_or("");
+  const std::string max_version = calibration.optional_string("max_version").value_or("");
+  const double uncertainty_floor = calibration.optional_number("min_relative_uncertainty", 0.0, 10.0).value_or(0.1);
   Json& o = profile["overheads"];
 
   // Rows of the named versions with the measured overheads logged.
@@ -183,14 +183,27 @@ Calibration calibrate_profile(const std::vector<ReplayRow>& rows, const std::str
     std::sort(relative.begin(), relative.end());
     const auto rank = static_cast<std::size_t>(std::ceil(0.9 * static_cast<double>(relative.size())));
     const double p90 = relative[std::max<std::size_t>(rank, 1) - 1];
-    const double floor = profile["calibration"].value("min_relative_uncertainty", 0.1);
-    o["relative_uncertainty"] = std::max(floor, std::ceil(p90 / 0.05 - 1e-9) * 0.05);
+    o["relative_uncertainty"] = std::max(uncertainty_floor, std::ceil(p90 / 0.05 - 1e-9) * 0.05);
   }
 
   o["sampler_bytes_per_logit"] = sampler;
   o["forward_activation_factor"] = forward;
   o["cudagraph_base_gib"] = base;
   o["cudagraph_per_layer_gib"] = per_layer;
+  // Coefficients a profile could not hold (not finite, negative, beyond its ranges) are refused with the
+  // rows that produced them, never written.
+  std::vector<std::string> ids;
+  for (const auto* r : used) ids.push_back(r->id);
+  for (const auto& [key, value] : o.items()) {
+    if (!value.is_number()) continue;
+    const double v = value.get<double>();
+    if (!std::isfinite(v) || v < 0 || v > 1e6) {
+      throw InputError(fmt::format("calibration of {}: overheads.{} = {} is not a physical coefficient; it was "
+                                   "fitted on rows {}",
+                                   profile_path, key, v, fmt::join(ids.begin(), ids.begin() + std::min<std::ptrdiff_t>(
+                                                                                    12, static_cast<std::ptrdiff_t>(ids.size())), ", ")));
+    }
+  }
   std::string notes = fmt::format("calibrated by `gpubudget calibrate` on {} observation rows of vLLM [{}, {}):",
                                   used.size(), min_version.empty() ? "any" : min_version,
                                   max_version.empty() ? "any" : max_version);
@@ -202,6 +215,7 @@ Calibration calibrate_profile(const std::vector<ReplayRow>& rows, const std::str
     if (value.is_number_float()) value = std::stod(fmt::format("{:.4f}", value.get<double>()));
   }
   out.profile_json = profile.dump(2) + "\n";
+  (void)detail::parse_vllm_profile(out.profile_json, profile_path);  // what is written loads
   return out;
 }
 

@@ -11,8 +11,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "../json_reader.h"
 #include "gpubudget/error.h"
 #include "gpubudget/fit.h"
+#include "gpubudget/limits.h"
 
 namespace gpubudget {
 
@@ -45,6 +47,38 @@ std::string version_of(const std::optional<std::string>& logged) {
 
 double gib_of(Bytes b) { return to_gib(b); }
 
+// The largest observations file read, and its longest line (real rows are about 1.5 KB).
+constexpr std::int64_t kMaxObservationsBytes = std::int64_t{256} << 20;
+constexpr std::size_t kMaxRowBytes = std::size_t{1} << 20;
+// What a GPU can hold, in GiB (figures beyond it are not a GPU's), and the longest length.
+constexpr double kMaxGib = 16384;
+constexpr std::int64_t kMaxTokens = std::int64_t{1} << 40;
+
+// Every figure of a row has the type and the range a real startup can show; the error names the row,
+// the field, the value and the range. Overheads can be logged slightly negative (memory freed while
+// profiling); weights and needs cannot.
+void check_observation_row(const detail::JsonReader& row) {
+  for (const char* key : {"model_loading_gib", "activation_peak_gib", "error_needed_gib"}) {
+    (void)row.optional_number(key, 0, kMaxGib);
+  }
+  for (const char* key : {"non_torch_gib", "cudagraph_gib", "available_kv_cache_gib", "error_available_gib"}) {
+    (void)row.optional_number(key, -kMaxGib, kMaxGib);
+  }
+  (void)row.optional_number("gpu_total_memory_gib", 0.001, kMaxGib);
+  (void)row.optional_number("gpu_memory_utilization", 0.001, 1.0);
+  (void)row.optional_number("max_concurrency", 0, 1e9);
+  for (const char* key : {"tp", "pp", "dp", "dcp"}) (void)row.optional_integer(key, 1, kMaxTensorParallelSize);
+  for (const char* key : {"max_model_len", "max_num_batched_tokens"}) (void)row.optional_integer(key, 1, kMaxModelLen);
+  (void)row.optional_integer("max_num_seqs", 1, kMaxNumSeqs);
+  (void)row.optional_integer("block_size", 1, kMaxBlockSize);
+  for (const char* key : {"kv_cache_tokens", "max_concurrency_tokens", "estimated_max_model_len",
+                          "error_kv_token_capacity", "gpu_blocks", "cpu_blocks"}) {
+    (void)row.optional_integer(key, 0, kMaxTokens);
+  }
+  for (const char* key : {"vllm_version", "gpu_model", "kv_cache_dtype", "quant"}) (void)row.optional_string(key);
+  (void)row.boolean("enforce_eager", false);
+}
+
 }  // namespace
 
 std::vector<ReplayRow> replay_observations(const std::string& observations, const std::string& aliases_path,
@@ -52,37 +86,53 @@ std::vector<ReplayRow> replay_observations(const std::string& observations, cons
   Json aliases = Json::object();
   Json version_hints = Json::object();
   if (!aliases_path.empty()) {
-    std::ifstream in(aliases_path);
-    if (!in) throw InputError(fmt::format("{}: cannot be read", aliases_path));
-    try {
-      const Json file = Json::parse(in);
-      aliases = file.at("aliases");
-      if (file.contains("version_hints")) version_hints = file.at("version_hints");
-    } catch (const Json::exception& e) {
-      throw InputError(fmt::format("{}: not a model-aliases file: {}", aliases_path, e.what()));
+    const Json file = detail::parse_json(detail::read_text_file(aliases_path), aliases_path);
+    const detail::JsonReader r(file, aliases_path);
+    aliases = file.value("aliases", Json::object());
+    if (!r.has("aliases") || !aliases.is_object()) r.fail("aliases", "an object of logged model id -> {config, kv_only}");
+    for (const auto& [id, entry] : aliases.items()) {
+      const detail::JsonReader alias(entry, aliases_path, "/aliases/" + id);
+      (void)alias.string("config");
+      (void)alias.boolean("kv_only", false);
+    }
+    if (r.has("version_hints")) {
+      version_hints = file["version_hints"];
+      if (!version_hints.is_object()) r.fail("version_hints", "an object of row id -> {vllm_version, why}");
+      for (const auto& [id, entry] : version_hints.items()) {
+        const detail::JsonReader hint(entry, aliases_path, "/version_hints/" + id);
+        (void)hint.string("vllm_version");
+        (void)hint.string("why");
+      }
     }
   }
   const auto profiles = list_vllm_profiles(configs);
-  std::ifstream in(observations);
-  if (!in) throw InputError(fmt::format("{}: cannot be read", observations));
+  const std::string text = detail::read_text_file(observations, kMaxObservationsBytes);
   std::vector<ReplayRow> rows;
-  std::string line;
   std::int64_t line_number = 0;
-  while (std::getline(in, line)) {
+  for (std::size_t begin = 0; begin < text.size();) {
+    const std::size_t newline = text.find('\n', begin);
+    const std::size_t end = newline == std::string::npos ? text.size() : newline;
+    const std::string_view line(text.data() + begin, end - begin);
+    begin = end + 1;
     ++line_number;
     if (line.empty()) continue;
+    const std::string where = fmt::format("{}:{}", observations, line_number);
+    if (line.size() > kMaxRowBytes) {
+      throw InputError(fmt::format("{}: a row of {} bytes, above the {}-byte limit", where, line.size(), kMaxRowBytes));
+    }
     Json row;
     try {
-      row = Json::parse(line);
-      if (!row.is_object() || !row.contains("id") || !row["id"].is_string() || !row.contains("model") ||
-          !row["model"].is_string()) {
-        throw InputError("");
-      }
-    } catch (const std::exception&) {
-      throw InputError(fmt::format("{}:{}: not an observation row (one JSON object with string \"id\" and "
-                                   "\"model\" per line)",
-                                   observations, line_number));
+      row = detail::parse_json(std::string(line), where);
+    } catch (const InputError&) {
+      row = nullptr;
     }
+    if (!row.is_object() || !row.contains("id") || !row["id"].is_string() || !row.contains("model") ||
+        !row["model"].is_string()) {
+      throw InputError(fmt::format("{}: not an observation row (one JSON object with string \"id\" and "
+                                   "\"model\" per line)",
+                                   where));
+    }
+    check_observation_row(detail::JsonReader(row, where));
     ReplayRow r;
     r.id = row.at("id").get<std::string>();
     r.model = row.at("model").get<std::string>();
@@ -122,7 +172,7 @@ std::vector<ReplayRow> replay_observations(const std::string& observations, cons
     if (!r.gpu.empty()) {
       gpu = load_gpu_preset(r.gpu, configs);
     } else if (const auto total = field<double>(row, "gpu_total_memory_gib")) {
-      gpu = custom_gpu(Bytes(static_cast<std::int64_t>(*total * static_cast<double>(kGiB))));
+      gpu = custom_gpu(bytes_from_double(*total * static_cast<double>(kGiB)));
       r.gpu = "custom";
     } else {
       r.status = fmt::format("GPU \"{}\" unknown", gpu_model);
@@ -130,7 +180,7 @@ std::vector<ReplayRow> replay_observations(const std::string& observations, cons
       continue;
     }
     if (const auto total = field<double>(row, "gpu_total_memory_gib")) {
-      gpu.memory = Bytes(static_cast<std::int64_t>(std::llround(*total * static_cast<double>(kGiB))));
+      gpu.memory = bytes_from_double(std::round(*total * static_cast<double>(kGiB)));
     }
     // Versions older than every profile use the oldest one (the replay's choice, not the library's).
     std::string version = version_of(field<std::string>(row, "vllm_version"));
@@ -198,7 +248,7 @@ std::vector<ReplayRow> replay_observations(const std::string& observations, cons
       } else if (r.logged_available_gib && r.logged_tokens) {
         Deployment given = d;
         given.kv_cache_memory =
-            Bytes(static_cast<std::int64_t>(std::llround(*r.logged_available_gib * static_cast<double>(kGiB))));
+            bytes_from_double(std::round(*r.logged_available_gib * static_cast<double>(kGiB)));
         r.predicted_tokens = fit(model, gpu, given, profile).kv_cache_tokens;
       }
       r.status = "ok";

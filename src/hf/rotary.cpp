@@ -14,17 +14,26 @@ namespace gpubudget::detail {
 
 namespace {
 
+constexpr std::int64_t kMaxPositions = std::int64_t{1} << 34;  // as the derived max_model_len (limits.h)
+
+// positions × factor, refused (naming the factor) beyond kMaxPositions.
+std::int64_t scaled_positions(const JsonReader& rope, std::int64_t positions, double factor) {
+  const double scaled = std::round(static_cast<double>(positions) * factor);
+  if (!(scaled <= static_cast<double>(kMaxPositions))) {
+    rope.fail("factor", fmt::format("a factor that keeps {} positions x factor at most {}", positions, kMaxPositions));
+  }
+  return static_cast<std::int64_t>(scaled);
+}
+
 std::int64_t rope_positions(const JsonReader& t, const JsonReader* rope, std::int64_t default_max_position) {
-  const auto max_pos =
-      t.optional_integer("max_position_embeddings", 1, std::int64_t{1} << 34).value_or(default_max_position);
+  const auto max_pos = t.optional_integer("max_position_embeddings", 1, kMaxPositions).value_or(default_max_position);
   if (rope == nullptr) return max_pos;
   const auto type = rope->optional_string("rope_type").value_or(rope->optional_string("type").value_or("default"));
   const double factor = rope->optional_number("factor", 1e-6, 1e6).value_or(1.0);
-  if (type == "linear" || type == "dynamic") return static_cast<std::int64_t>(std::llround(static_cast<double>(max_pos) * factor));
+  if (type == "linear" || type == "dynamic") return scaled_positions(*rope, max_pos, factor);
   if (type == "yarn") {
-    const auto original = rope->optional_integer("original_max_position_embeddings", 1, std::int64_t{1} << 34)
-                              .value_or(max_pos);
-    return static_cast<std::int64_t>(std::llround(static_cast<double>(original) * factor));
+    const auto original = rope->optional_integer("original_max_position_embeddings", 1, kMaxPositions).value_or(max_pos);
+    return scaled_positions(*rope, original, factor);
   }
   return max_pos;
 }
