@@ -84,8 +84,10 @@ void explain_from_log(const VllmLogFacts& f, Diagnosis& d) {
         d.fitting_basis = "vLLM's estimate in the error";
       } else if (!d.fitting_max_model_len && d.needed_gib && d.available_gib && d.max_model_len &&
                  *d.needed_gib > 0) {
-        d.fitting_max_model_len = static_cast<std::int64_t>(
-            std::floor(static_cast<double>(*d.max_model_len) * *d.available_gib / *d.needed_gib));
+        const double fitting = std::floor(static_cast<double>(*d.max_model_len) * *d.available_gib / *d.needed_gib);
+        if (fitting >= 0 && fitting <= static_cast<double>(kMaxLoggedCount)) {
+          d.fitting_max_model_len = static_cast<std::int64_t>(fitting);
+        }
         d.fitting_basis = "max_model_len x available / needed from the error (±1 block; --model gives it exactly)";
       }
       break;
@@ -137,17 +139,25 @@ void explain_from_log(const VllmLogFacts& f, Diagnosis& d) {
   }
 }
 
+// A length that fits and is shorter than the one the log failed with (suggesting the same length, or a
+// longer one, would not fix anything).
+bool shorter_length_fits(const Diagnosis& d) {
+  return d.fitting_max_model_len && *d.fitting_max_model_len > 0 &&
+         (!d.max_model_len || *d.fitting_max_model_len < *d.max_model_len);
+}
+
 // Flag changes that follow from the log's own numbers.
 void remedies_from_log(const VllmLogFacts& f, Diagnosis& d) {
   const double util = f.gpu_memory_utilization.value_or(0);
   const double total = f.total_gpu_gib.value_or(f.startup_total_gib.value_or(0));
   if (d.root_cause == "kv_cache_too_small") {
-    if (d.fitting_max_model_len && *d.fitting_max_model_len > 0) {
+    if (shorter_length_fits(d)) {
       d.remedies.push_back(fmt::format("--max-model-len {}", *d.fitting_max_model_len));
     }
     if (d.needed_gib && d.available_gib && total > 0 && util > 0) {
       const double wanted = std::ceil((util + (*d.needed_gib - *d.available_gib) / total) * 100.0) / 100.0;
-      if (wanted < 0.99) d.remedies.push_back(fmt::format("--gpu-memory-utilization {:.2f}", wanted));
+      // Only a higher utilization that a GPU can still give (a lower one would give less than the log's).
+      if (wanted > util && wanted < 0.99) d.remedies.push_back(fmt::format("--gpu-memory-utilization {:.2f}", wanted));
     }
     d.remedies.push_back("--kv-cache-dtype fp8 (where an attention backend of that vLLM supports it)");
   } else if (d.root_cause == "no_kv_memory") {
@@ -275,7 +285,7 @@ void predict(const VllmLogFacts& f, const DiagnosisContext& c, Diagnosis& d) {
     if (d.root_cause != "none") {
       d.model_remedies = find_remedies(model, {*c.gpu}, dep, profile, predicted);
       std::vector<std::string> flags;
-      if (d.fitting_max_model_len && *d.fitting_max_model_len > 0 && d.root_cause == "kv_cache_too_small") {
+      if (d.root_cause == "kv_cache_too_small" && shorter_length_fits(d)) {
         flags.push_back(fmt::format("--max-model-len {}", *d.fitting_max_model_len));
       }
       for (const Remedy& r : d.model_remedies) {
@@ -308,6 +318,11 @@ Diagnosis diagnose_log(const VllmLogFacts& facts, const DiagnosisContext& contex
   }
   if (facts.workers > 1 && facts.available_kv_cache_gib) {
     d.notes.push_back(fmt::format("{} workers logged; the smallest available KV memory is used", facts.workers));
+  }
+  if (facts.implausible_figures > 0) {
+    d.notes.push_back(fmt::format("{} figure(s) in the log are beyond what any GPU or startup shows (more than {} GiB, "
+                                  "a utilization outside (0, 1], a count beyond {}) and were ignored",
+                                  facts.implausible_figures, kMaxLoggedGib, kMaxLoggedCount));
   }
   return d;
 }

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "gpubudget/error.h"
+#include "gpubudget/limits.h"
 
 namespace gpubudget {
 
@@ -32,12 +33,32 @@ bool serves(const ModelSpec& model, const GpuSpec& gpu, const Deployment& deploy
 std::vector<PlanAnswer> plan_deployments(const ModelSpec& model, const std::vector<GpuSpec>& gpus,
                                          const Deployment& base, const VllmProfile& profile,
                                          const PlanRequest& request) {
+  if (request.concurrency < 1 || request.concurrency > kMaxPlanConcurrency) {
+    throw InputError(fmt::format("--concurrency {}: expected a value from 1 to {}", request.concurrency,
+                                 kMaxPlanConcurrency));
+  }
+  if (request.max_pipeline < 1 || request.max_pipeline > kMaxPlanPipeline) {
+    throw InputError(fmt::format("--max-pipeline-parallel-size {}: expected a value from 1 to {}", request.max_pipeline,
+                                 kMaxPlanPipeline));
+  }
+  if (request.max_model_len < 1 || request.max_model_len > kMaxModelLen) {
+    throw InputError(fmt::format("--max-model-len {}: expected a value from 1 to {}", request.max_model_len, kMaxModelLen));
+  }
+  if (request.tensor_parallel.empty() || request.tensor_parallel.size() > 64) {
+    throw InputError("plan: between 1 and 64 tensor-parallel sizes to try");
+  }
   struct Layout {
     std::int64_t tp, pp;
   };
   std::vector<Layout> layouts;
+  // Stages beyond the decoder layers are layouts vLLM refuses: not tried.
+  const std::int64_t deepest = std::min<std::int64_t>(request.max_pipeline, static_cast<std::int64_t>(model.layers.size()));
   for (const auto tp : request.tensor_parallel) {
-    for (std::int64_t pp = 1; pp <= request.max_pipeline; ++pp) layouts.push_back({tp, pp});
+    if (tp < 1 || tp > kMaxTensorParallelSize) {
+      throw InputError(fmt::format("plan: tensor-parallel size {}: expected a value from 1 to {}", tp,
+                                   kMaxTensorParallelSize));
+    }
+    for (std::int64_t pp = 1; pp <= deepest; ++pp) layouts.push_back({tp, pp});
   }
   std::stable_sort(layouts.begin(), layouts.end(), [](const Layout& a, const Layout& b) {
     return a.tp * a.pp != b.tp * b.pp ? a.tp * a.pp < b.tp * b.pp : a.pp < b.pp;

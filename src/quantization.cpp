@@ -80,7 +80,7 @@ struct Prepared {
 std::shared_ptr<const re2::RE2> compile_pattern(const std::string& pattern, const std::string& regex) {
   if (regex.size() > kMaxPatternBytes) {
     throw InputError(fmt::format("quantization pattern \"{}...\" is {} bytes long (limit {})", pattern.substr(0, 40),
-                                 pattern.size(), kMaxPatternBytes));
+                                 regex.size(), kMaxPatternBytes));
   }
   re2::RE2::Options options;
   options.set_log_errors(false);

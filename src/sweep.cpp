@@ -1,6 +1,10 @@
 // run_sweep (sweep.h).
 #include "gpubudget/sweep.h"
 
+#include <algorithm>
+
+#include <fmt/format.h>
+
 #include "gpubudget/error.h"
 
 namespace gpubudget {
@@ -8,6 +12,20 @@ namespace gpubudget {
 std::vector<SweepRow> run_sweep(const ModelSpec& model, const SweepAxes& axes, const Deployment& base,
                                 const VllmProfile& profile, std::int64_t target_len) {
   if (axes.gpus.empty()) throw InputError("sweep: at least one GPU");
+  // Each axis is bounded before the product is taken, so that the product cannot wrap.
+  std::int64_t scenarios = 1;
+  for (const std::size_t size : {axes.gpus.size(), axes.tensor_parallel.size(), axes.pipeline_parallel.size(),
+                                 axes.decode_context_parallel.size(), axes.kv_cache_dtypes.size(),
+                                 axes.utilizations.size(), axes.max_num_seqs.size()}) {
+    if (size == 0) throw InputError("sweep: every axis needs at least one value");
+    scenarios = static_cast<std::int64_t>(size) > kMaxSweepScenarios ? kMaxSweepScenarios + 1
+                                                                       : std::min(scenarios * static_cast<std::int64_t>(size),
+                                                                                  kMaxSweepScenarios + 1);
+  }
+  if (scenarios > kMaxSweepScenarios) {
+    throw InputError(fmt::format("sweep: more than {} combinations of the listed values; sweep fewer at a time",
+                                 kMaxSweepScenarios));
+  }
   std::vector<SweepRow> rows;
   FitMemo memo(model);
   for (const auto& gpu : axes.gpus) {

@@ -1,5 +1,6 @@
 // vLLM version profiles: configs/vllm/<version>.json.
 #include <algorithm>
+#include <charconv>
 
 #include <fmt/format.h>
 
@@ -12,20 +13,10 @@ namespace gpubudget {
 
 namespace {
 
-// "0.15" / "0.15.1" / "v0.21.0rc1" → comparable integer triple. Returns false if unparsable.
-bool parse_version(std::string text, std::array<int, 3>& out) {
-  if (!text.empty() && (text[0] == 'v' || text[0] == 'V')) text = text.substr(1);
-  out = {0, 0, 0};
-  std::size_t pos = 0;
-  for (int part = 0; part < 3 && pos < text.size(); ++part) {
-    std::size_t end = pos;
-    while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
-    if (end == pos) return part > 0;
-    out[static_cast<std::size_t>(part)] = std::stoi(text.substr(pos, std::min<std::size_t>(end - pos, 6)));
-    if (end >= text.size() || text[end] != '.') return part >= 1 || end == text.size();
-    pos = end + 1;
-  }
-  return true;
+bool parse_version(const std::string& text, std::array<int, 3>& out) {
+  const auto parsed = parse_vllm_version(text);
+  if (parsed) out = *parsed;
+  return parsed.has_value();
 }
 
 Bytes gib_field(const detail::JsonReader& r, std::string_view key) {
@@ -164,6 +155,23 @@ std::vector<ProfileFile> profile_files(const ConfigDir& configs) {
 }
 
 }  // namespace
+
+std::optional<VllmVersionNumber> parse_vllm_version(std::string_view text) {
+  if (!text.empty() && (text[0] == 'v' || text[0] == 'V')) text.remove_prefix(1);
+  VllmVersionNumber out{0, 0, 0};
+  std::size_t pos = 0;
+  for (std::size_t part = 0; part < 3; ++part) {
+    std::size_t end = pos;
+    while (end < text.size() && end - pos < 7 && text[end] >= '0' && text[end] <= '9') ++end;
+    if (end == pos || end - pos > 6) return part >= 2 ? std::optional(out) : std::nullopt;
+    std::from_chars(text.data() + pos, text.data() + end, out[part]);
+    if (end >= text.size() || text[end] != '.') {
+      return part >= 1 || end == text.size() ? std::optional(out) : std::nullopt;  // "0.15rc1", "0.15", "1"
+    }
+    pos = end + 1;
+  }
+  return out;
+}
 
 VllmProfile load_vllm_profile(const std::string& version, const ConfigDir& configs) {
   const auto files = profile_files(configs);

@@ -34,13 +34,23 @@ std::string row_key(const WeightUnit& u, WeightsGrouping by) {
   return u.name;
 }
 
+// Whether a worker's report lists `u`: what it holds, the units of its own decoder layers, and (on the
+// last stage, which the checkpoint's MTP layers follow) the checkpoint-only units. Other stages' units
+// are theirs: listing every unit on every stage made a deep pipeline's report quadratic in size.
+bool listed_on(const WeightUnit& u, const ParallelLayout& layout) {
+  if (u.per_gpu.count() != 0) return true;
+  if (u.checkpoint_only) return layout.is_last_stage();
+  return u.layer >= layout.first_layer && u.layer < layout.end_layer;
+}
+
 // Units grouped by `by`; rows keep the first-seen order (model order).
 std::vector<WeightsRow> group_rows(const std::vector<WeightUnit>& units, const HeaderComparison* headers,
-                                   WeightsGrouping by) {
+                                   WeightsGrouping by, const ParallelLayout& layout) {
   std::vector<WeightsRow> rows;
   std::map<std::string, std::size_t> index;
   for (std::size_t i = 0; i < units.size(); ++i) {
     const WeightUnit& u = units[i];
+    if (!listed_on(u, layout)) continue;
     auto [it, inserted] = index.emplace(row_key(u, by), rows.size());
     if (inserted) {
       rows.push_back({it->first, by == WeightsGrouping::kTensor ? std::string(component_name(u.component)) : "",
@@ -102,7 +112,7 @@ WeightsReport weights_report(const ModelSpec& model, const std::optional<GpuSpec
     worker.end_layer = layout.end_layer;
     if (headers) worker.headers = compare_with_headers(units, *headers);
     const HeaderComparison* cmp = worker.headers ? &*worker.headers : nullptr;
-    worker.rows = group_rows(units, cmp, by);
+    worker.rows = group_rows(units, cmp, by, layout);
     for (const auto& r : worker.rows) worker.config_per_gpu += r.per_gpu;
     worker.components = by_component(units, cmp);
     const Bytes per_gpu = cmp != nullptr ? cmp->header_per_gpu : worker.config_per_gpu;

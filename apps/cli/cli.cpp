@@ -1,6 +1,7 @@
 #include "cli.h"
 
 #include <algorithm>
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 
@@ -19,7 +20,9 @@
 #include "cli_errors.h"
 #include "gpubudget/error.h"
 #include "gpubudget/json_documents.h"
+#include "gpubudget/limits.h"
 #include "gpubudget/load.h"
+#include "gpubudget/plan.h"
 #include "gpubudget/weights.h"
 #include "gpubudget/version.h"
 
@@ -27,14 +30,28 @@ namespace gpubudget::cli {
 
 namespace {
 
+// A range check whose message names the range in plain numbers ("-tp 0: expected 1 to 1024").
+CLI::Validator within(std::int64_t min, std::int64_t max) {
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        std::int64_t value = 0;
+        const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+        if (error != std::errc() || end != text.data() + text.size() || value < min || value > max) {
+          return fmt::format("expected an integer from {} to {}, got {}", min, max, text);
+        }
+        return "";
+      },
+      fmt::format("INT in [{} - {}]", min, max));
+}
+
 // The parallel layout flags fit and weights share, with vLLM's names.
 void add_parallel_options(CLI::App& app, Deployment& d) {
-  app.add_option("--tensor-parallel-size", d.tensor_parallel_size, "-tp: tensor-parallel size")->check(CLI::PositiveNumber);
-  app.add_option("--pipeline-parallel-size", d.pipeline_parallel_size, "-pp: pipeline stages")->check(CLI::PositiveNumber);
-  app.add_option("--data-parallel-size", d.data_parallel_size, "-dp: data-parallel size")->check(CLI::PositiveNumber);
+  app.add_option("--tensor-parallel-size", d.tensor_parallel_size, "-tp: tensor-parallel size")->check(within(1, kMaxTensorParallelSize));
+  app.add_option("--pipeline-parallel-size", d.pipeline_parallel_size, "-pp: pipeline stages")->check(within(1, kMaxPipelineParallelSize));
+  app.add_option("--data-parallel-size", d.data_parallel_size, "-dp: data-parallel size")->check(within(1, kMaxDataParallelSize));
   app.add_flag("--enable-expert-parallel", d.enable_expert_parallel, "shard routed experts whole over TPxDP");
   app.add_option("--num-redundant-experts", d.num_redundant_experts, "EPLB extra experts (with expert parallel)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(within(0, kMaxRedundantExperts));
 }
 
 // What vLLM's startup does beyond the layout, shared by fit and sweep: CUDA graphs and the encoder profile.
@@ -52,16 +69,16 @@ void add_fit_options(CLI::App& fit, FitOptions& o) {
   auto& d = o.deployment;
   add_parallel_options(fit, d);
   fit.add_option("--decode-context-parallel-size", d.decode_context_parallel_size, "-dcp: decode context parallel")
-      ->check(CLI::PositiveNumber);
+      ->check(within(1, kMaxDecodeContextParallelSize));
   fit.add_option("--pp-layer-partition", o.pp_layer_partition, "decoder layers per stage, e.g. 31,30 (VLLM_PP_LAYER_PARTITION)");
   fit.add_option("--vllm-env", o.vllm_env, "VLLM_PP_LAYER_PARTITION=... or VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0|1");
   fit.add_option("--gpu-memory-utilization", d.gpu_memory_utilization, "fraction of the GPU vLLM may use");
   fit.add_option("--dtype", o.dtype, "auto, bfloat16, float16, float32: unquantized weights and auto KV dtype");
   fit.add_option("--kv-cache-dtype", o.kv_cache_dtype, "auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2, fp8_ds_mla");
   fit.add_option("--max-model-len", o.max_model_len, "length to judge: N, 128k, auto or -1 (default: model maximum)");
-  fit.add_option("--max-num-seqs", d.max_num_seqs, "default: vLLM's for the GPU")->check(CLI::PositiveNumber);
+  fit.add_option("--max-num-seqs", d.max_num_seqs, "default: vLLM's for the GPU")->check(within(1, kMaxNumSeqs));
   fit.add_option("--max-num-batched-tokens", o.max_num_batched_tokens, "default: vLLM's for the GPU");
-  fit.add_option("--block-size", d.block_size, "default: the attention backend's")->check(CLI::PositiveNumber);
+  fit.add_option("--block-size", d.block_size, "default: the attention backend's")->check(within(1, kMaxBlockSize));
   add_startup_flags(fit, d);
   fit.add_option("--entry-point", o.entry_point, "serve (vllm serve, default) or llm (the offline LLM class): scheduler defaults");
   fit.add_option("--mamba-cache-mode", o.mamba_cache_mode, "hybrid models: none or align (default: the version's)");
@@ -97,7 +114,7 @@ void add_sweep_options(CLI::App& s, SweepOptions& o) {
   s.add_option("--vllm-version", o.vllm_version, "vLLM version whose behaviour to reproduce (default: newest)");
   s.add_option("--max-num-batched-tokens", o.max_num_batched_tokens, "default: vLLM's for the GPU");
   auto& d = o.deployment;
-  s.add_option("--data-parallel-size", d.data_parallel_size, "-dp: data-parallel size")->check(CLI::PositiveNumber);
+  s.add_option("--data-parallel-size", d.data_parallel_size, "-dp: data-parallel size")->check(within(1, kMaxDataParallelSize));
   s.add_flag("--enable-expert-parallel", d.enable_expert_parallel, "shard routed experts whole over TPxDP");
   s.add_option("--dtype", o.dtype, "auto, bfloat16, float16, float32");
   add_startup_flags(s, d);
@@ -106,10 +123,10 @@ void add_sweep_options(CLI::App& s, SweepOptions& o) {
 void add_plan_options(CLI::App& p, PlanOptions& o) {
   p.add_option("MODEL", o.model, "model directory, config.json, or bundled Hugging Face id")->required();
   p.add_option("--max-model-len", o.max_model_len, "L: tokens per request (default: the model's maximum)");
-  p.add_option("--concurrency", o.concurrency, "C: requests of L tokens held at once")->check(CLI::PositiveNumber);
+  p.add_option("--concurrency", o.concurrency, "C: requests of L tokens held at once")->check(within(1, kMaxPlanConcurrency));
   p.add_option("--gpu", o.gpus, "GPU presets to plan for, comma-separated (default: every preset)");
   p.add_option("--max-pipeline-parallel-size", o.max_pipeline, "largest PP tried (TP 1, 2, 4, 8 per node)")
-      ->check(CLI::PositiveNumber);
+      ->check(within(1, kMaxPlanPipeline));
   p.add_option("--vllm-version", o.vllm_version, "vLLM version whose behaviour to reproduce (default: newest)");
   auto& d = o.deployment;
   p.add_option("--kv-cache-dtype", o.kv_cache_dtype, "auto, bfloat16, fp8, ...");
@@ -160,6 +177,7 @@ int run_calibrate(const CalibrateOptions& o, const ConfigDir& configs, std::ostr
   } else {
     std::ofstream file(o.output, std::ios::binary);
     file << c.profile_json;
+    file.close();
     if (!file) throw InputError(fmt::format("{}: cannot be written", o.output));
   }
   return 0;
@@ -256,8 +274,29 @@ void add_diagnose_options(CLI::App& diagnose, DiagnoseOptions& options) {
 
 }  // namespace
 
+namespace {
+
+int run_command(std::vector<std::string> args, std::ostream& out, std::ostream& err,
+                const std::filesystem::path& executable);
+
+}  // namespace
+
 int run_cli(std::vector<std::string> args, std::ostream& out, std::ostream& err,
             const std::filesystem::path& executable) {
+  const int status = run_command(std::move(args), out, err, executable);
+  // An answer that could not be written (a full disk, a closed pipe) is not an answer.
+  out.flush();
+  if (out.fail()) {
+    err << "gpubudget: the output could not be written (standard output is full, closed or not writable)\n";
+    return static_cast<int>(ExitCode::kBadInput);
+  }
+  return status;
+}
+
+namespace {
+
+int run_command(std::vector<std::string> args, std::ostream& out, std::ostream& err,
+                const std::filesystem::path& executable) {
   CLI::App app{"gpubudget: will this model fit these GPUs under vLLM, and with how much context?", "gpubudget"};
   app.require_subcommand(1);
   std::string config_dir;
@@ -353,5 +392,7 @@ int run_cli(std::vector<std::string> args, std::ostream& out, std::ostream& err,
   err << "gpubudget: internal error: no subcommand ran\n";
   return static_cast<int>(ExitCode::kInternal);
 }
+
+}  // namespace
 
 }  // namespace gpubudget::cli

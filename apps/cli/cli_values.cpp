@@ -1,6 +1,7 @@
 #include "cli_values.h"
 
 #include <cctype>
+#include <charconv>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -16,19 +17,24 @@ namespace {
   throw UsageError(fmt::format("{}: invalid value \"{}\" (expected {})", flag, text, expected));
 }
 
+// A plain decimal ("131072", "1.5", ".5"): digits with at most one '.', at least one digit, at most 30
+// characters (more is no size anyone means). No sign, exponent, spaces or hex.
 bool parse_decimal(const std::string& digits, double& value) {
-  if (digits.empty()) return false;
-  bool dot = false;
+  if (digits.empty() || digits.size() > 30) return false;
+  bool dot = false, any_digit = false;
   for (char ch : digits) {
     if (ch == '.') {
       if (dot) return false;
       dot = true;
-    } else if (!std::isdigit(static_cast<unsigned char>(ch))) {
+    } else if (std::isdigit(static_cast<unsigned char>(ch))) {
+      any_digit = true;
+    } else {
       return false;
     }
   }
-  value = std::stod(digits);
-  return std::isfinite(value);
+  if (!any_digit) return false;
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  return error == std::errc() && end == digits.data() + digits.size() && std::isfinite(value);
 }
 
 }  // namespace
@@ -56,8 +62,15 @@ std::int64_t parse_human_int(const std::string& flag, const std::string& text) {
   if (!parse_decimal(digits, value)) bad(flag, text, expected);
   if (binary && digits.find('.') != std::string::npos) bad(flag, text, "no decimals with a binary suffix");
   const double result = value * scale;
-  if (result != std::floor(result) || result > 9.0e15) bad(flag, text, expected);
+  if (result != std::floor(result)) bad(flag, text, expected);
+  if (result > 9.0e15) bad(flag, text, "a value of at most 9e15");
   return static_cast<std::int64_t>(result);
+}
+
+double parse_fraction(const std::string& flag, const std::string& text) {
+  double value = 0;
+  if (!parse_decimal(text, value)) bad(flag, text, "a decimal fraction such as 0.9");
+  return value;
 }
 
 std::optional<std::int64_t> parse_max_model_len(const std::string& text) {

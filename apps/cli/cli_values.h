@@ -12,6 +12,8 @@ namespace gpubudget::cli {
 // vLLM's human_readable_int: "131072", "128k" (×1000), "128K" (×1024), "1m"/"1M", "2g"/"2G",
 // "1t"/"1T"; decimals only with decimal suffixes ("1.5k"). Throws UsageError naming `flag`.
 std::int64_t parse_human_int(const std::string& flag, const std::string& text);
+// A fraction such as --gpu-memory-utilization's ("0.9", ".95", "1"). Throws UsageError naming `flag`.
+double parse_fraction(const std::string& flag, const std::string& text);
 // --max-model-len: a human-readable int, or "auto" / "-1" (= the model's maximum → nullopt).
 std::optional<std::int64_t> parse_max_model_len(const std::string& text);
 // --gpu-memory: "96GiB", "97887MiB", "80GB" (decimal), "1024KiB", or plain bytes.

@@ -85,8 +85,9 @@ int run_diagnose(const DiagnoseOptions& o, const ConfigDir& configs, std::ostrea
       out << row << "\n";
     } else {
       std::ofstream file(o.emit_observation);
-      if (!file) throw InputError(fmt::format("{}: cannot be written", o.emit_observation));
       file << row << "\n";
+      file.close();
+      if (!file) throw InputError(fmt::format("{}: cannot be written", o.emit_observation));
     }
   }
   return 0;

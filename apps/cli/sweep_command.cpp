@@ -28,14 +28,11 @@ std::vector<std::optional<double>> utilization_list(const std::string& text) {
   if (text.empty()) return {std::nullopt};
   std::vector<std::optional<double>> out;
   for (const auto& part : split_list(text)) {
-    try {
-      std::size_t used = 0;
-      const double v = std::stod(part, &used);
-      if (used != part.size() || !(v > 0.0 && v <= 1.0)) throw std::invalid_argument(part);
-      out.emplace_back(v);
-    } catch (const std::exception&) {
+    const double v = parse_fraction("--gpu-memory-utilization", part);
+    if (!(v > 0.0 && v <= 1.0)) {
       throw UsageError(fmt::format("--gpu-memory-utilization: expected values in (0, 1], got \"{}\"", part));
     }
+    out.emplace_back(v);
   }
   return out;
 }

@@ -73,8 +73,10 @@ VllmCommand translate_vllm_command(const std::vector<std::string>& tokens) {
     if (eq == std::string::npos || eq == 0 || tokens[i][0] == '-') break;
     env.push_back(tokens[i]);
   }
-  // The server command itself.
+  // The server command itself. `vllm serve MODEL` takes the positional model over `--model` (vLLM's
+  // serve subcommand sets args.model from model_tag when both are given).
   std::string model;
+  std::string flag_model;  // --model, used only without a positional one
   if (i + 1 < tokens.size() && tokens[i] == "vllm" && tokens[i + 1] == "serve") {
     i += 2;
     if (i < tokens.size() && tokens[i].rfind("-", 0) != 0) model = tokens[i++];
@@ -108,7 +110,7 @@ VllmCommand translate_vllm_command(const std::vector<std::string>& tokens) {
       return tokens[++i];
     };
     if (name == "--model") {
-      model = take_value();
+      flag_model = take_value();
     } else if (value_flags().count(name) != 0) {
       flags.push_back(name);
       flags.push_back(take_value());
@@ -147,6 +149,12 @@ VllmCommand translate_vllm_command(const std::vector<std::string>& tokens) {
       }
     }
   }
+  if (!model.empty() && !flag_model.empty() && flag_model != model) {
+    out.notes.push_back(fmt::format("the vllm command names two models: `vllm serve {}` and `--model {}`; vLLM serves "
+                                    "the positional {}, and so does this budget",
+                                    model, flag_model, model));
+  }
+  if (model.empty()) model = flag_model;
   if (model.empty()) throw UsageError("vllm command: no model (vllm serve MODEL or --model MODEL)");
   out.flags.push_back(model);
   out.flags.insert(out.flags.end(), flags.begin(), flags.end());

@@ -10,6 +10,10 @@
 
 namespace gpubudget {
 
+// The most concurrent requests and pipeline stages a plan considers (InputError beyond them).
+inline constexpr std::int64_t kMaxPlanConcurrency = std::int64_t{1} << 20;  // as --max-num-seqs
+inline constexpr std::int64_t kMaxPlanPipeline = 1024;                      // as --pipeline-parallel-size
+
 struct PlanRequest {
   std::int64_t max_model_len = 0;  // L: --max-model-len of the deployment
   std::int64_t concurrency = 1;    // C: requests of L tokens held in the KV cache at once
@@ -40,7 +44,9 @@ bool serves(const ModelSpec& model, const GpuSpec& gpu, const Deployment& deploy
 // For each GPU, the layout with the fewest GPUs that serves the request (ties: fewer pipeline
 // stages). Answers are ordered cheapest first: found before not found, then by GPU count, then by
 // total GPU memory. Layouts vLLM would refuse are skipped, not thrown; a GPU where nothing up to TP
-// max(tensor_parallel) × PP max_pipeline works is an answer with `found` false and `why_not`.
+// max(tensor_parallel) × PP max_pipeline works is an answer with `found` false and `why_not`. Throws
+// InputError when the request is beyond kMaxPlanConcurrency, kMaxPlanPipeline or a length of 2^34, or
+// names no TP size in [1, 1024].
 std::vector<PlanAnswer> plan_deployments(const ModelSpec& model, const std::vector<GpuSpec>& gpus,
                                          const Deployment& base, const VllmProfile& profile,
                                          const PlanRequest& request);

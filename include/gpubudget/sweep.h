@@ -11,6 +11,9 @@
 
 namespace gpubudget {
 
+// The most combinations one sweep evaluates (InputError beyond it, naming the count).
+inline constexpr std::int64_t kMaxSweepScenarios = 100'000;
+
 struct SweepAxes {
   std::vector<GpuSpec> gpus;                          // at least one
   std::vector<std::int64_t> tensor_parallel = {1};
@@ -42,8 +45,9 @@ struct SweepRow {
 // Rows in axis order: GPU, then TP, PP, DCP, KV dtype, utilization, max_num_seqs (the last varies
 // fastest). `target_len` (> 0) sets the length the concurrency column is computed for; 0 uses the
 // model's maximum. Each row equals fit() of its deployment alone (weights are computed once per
-// layout). A combination vLLM would refuse is a row with `valid` false and the reason; the only throw
-// is InputError for an empty `axes.gpus`. Thread-safe for distinct calls (no shared state).
+// layout). A combination vLLM would refuse is a row with `valid` false and the reason; the only throws
+// are InputError for an empty axis or more than kMaxSweepScenarios combinations. Thread-safe for
+// distinct calls (no shared state).
 std::vector<SweepRow> run_sweep(const ModelSpec& model, const SweepAxes& axes, const Deployment& base,
                                 const VllmProfile& profile, std::int64_t target_len);
 

@@ -19,6 +19,11 @@
 namespace gpubudget {
 
 inline constexpr std::size_t kMaxLogLineBytes = 64 * 1024;
+// The largest memory figure a log can mean, in GiB (no GPU holds 16 TiB), and the largest count
+// (tokens, blocks, lengths): beyond them a figure is ignored and counted as implausible.
+inline constexpr double kMaxLoggedGib = 16384;
+inline constexpr std::int64_t kMaxLoggedCount = std::int64_t{1} << 40;
+inline constexpr double kMaxLoggedConcurrency = 1e9;
 
 // How the startup ended, most specific first.
 enum class StartupOutcome {
@@ -47,6 +52,9 @@ struct VllmLogFacts {
   std::int64_t truncated_lines = 0;  // longer than kMaxLogLineBytes, cut
   std::int64_t memory_lines = 0;     // lines that carried a memory figure
   std::int64_t workers = 0;          // distinct GPU-worker prefixes seen (Worker_TP3, VllmWorker TP3, ...)
+  // Figures no real startup prints, ignored: memory beyond kMaxLoggedGib (positive or negative), a
+  // utilization outside (0, 1], a count beyond kMaxLoggedCount or negative.
+  std::int64_t implausible_figures = 0;
 
   // Settings (engine-config line, "non-default args", "Using max model len", backend lines).
   std::optional<std::string> vllm_version, model, dtype, quantization, kv_cache_dtype, attention_backend;

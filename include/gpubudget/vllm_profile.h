@@ -4,7 +4,10 @@
 // "GPU KV cache size" report formula, CUDA-graph charging and overhead coefficients all live here.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -68,6 +71,13 @@ struct VllmMessages {
   std::string no_kv_memory;        // available <= 0
   bool gib_fixed_two_decimals = false;  // "%.2f" (old) or format_gib: round to 2, no trailing zeros
 };
+
+// A vLLM version as numbers, comparable: {0, 15, 1} for "0.15.1".
+using VllmVersionNumber = std::array<int, 3>;
+// "0.15", "0.15.1", "v0.21.0rc1", "0.11.1rc2.dev45+g1234" → {major, minor, patch} (what follows the
+// numbers is ignored; a part of more than six digits is refused); nullopt when the text does not start
+// with a version.
+std::optional<VllmVersionNumber> parse_vllm_version(std::string_view text);
 
 struct VllmProfile {
   std::string version;          // "0.15"

@@ -22,17 +22,8 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-std::array<int, 3> version_key(const std::string& v) {
-  std::array<int, 3> key{0, 0, 0};
-  std::size_t pos = 0;
-  for (int& part : key) {
-    if (pos >= v.size()) break;
-    std::size_t used = 0;
-    part = std::stoi(v.substr(pos), &used);
-    pos += used + 1;
-  }
-  return key;
-}
+// A version's numbers; one that does not parse sorts first.
+std::array<int, 3> version_key(const std::string& v) { return parse_vllm_version(v).value_or(VllmVersionNumber{}); }
 
 double round_to(double value, double step) { return std::round(value / step) * step; }
 double gib(double bytes) { return bytes / static_cast<double>(kGiB); }

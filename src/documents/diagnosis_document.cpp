@@ -11,8 +11,10 @@ namespace {
 using Json = detail::Document;
 constexpr double kGiBd = 1073741824.0;
 
+// Logged and predicted GiB are within ±kMaxLoggedGib (vllm_log.h), far inside 64-bit bytes.
 Json bytes_or_null(const std::optional<double>& gib) {
-  return gib ? Json(static_cast<std::int64_t>(std::llround(*gib * kGiBd))) : Json(nullptr);
+  if (!gib || !(std::fabs(*gib) <= kMaxLoggedGib * 4)) return Json(nullptr);
+  return Json(static_cast<std::int64_t>(std::llround(*gib * kGiBd)));
 }
 
 }  // namespace

@@ -62,7 +62,7 @@ void derive_max_model_len(const JsonReader& text, ModelSpec& model, std::int64_t
         derived = static_cast<double>(rope.integer("original_max_position_embeddings", 1, kMaxLength));
         source = fmt::format("{}.original_max_position_embeddings", rope_key);
       }
-      const double factor = rope.optional_number("factor", 1e-6, 1e6).value_or(1.0);
+      const double factor = rope.optional_number("factor", 1e-6, 1024).value_or(1.0);
       derived *= factor;
       source += fmt::format(" x {}.factor {}", rope_key, factor);
     }

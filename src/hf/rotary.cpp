@@ -29,7 +29,7 @@ std::int64_t rope_positions(const JsonReader& t, const JsonReader* rope, std::in
   const auto max_pos = t.optional_integer("max_position_embeddings", 1, kMaxPositions).value_or(default_max_position);
   if (rope == nullptr) return max_pos;
   const auto type = rope->optional_string("rope_type").value_or(rope->optional_string("type").value_or("default"));
-  const double factor = rope->optional_number("factor", 1e-6, 1e6).value_or(1.0);
+  const double factor = rope->optional_number("factor", 1e-6, 1024).value_or(1.0);
   if (type == "linear" || type == "dynamic") return scaled_positions(*rope, max_pos, factor);
   if (type == "yarn") {
     const auto original = rope->optional_integer("original_max_position_embeddings", 1, kMaxPositions).value_or(max_pos);

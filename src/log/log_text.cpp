@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <charconv>
+#include <cmath>
 
 namespace gpubudget::detail {
 
@@ -9,7 +10,8 @@ namespace {
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-// Parses "[-]d[,ddd]*[.ddd]" at `pos`; `end` receives the position after the number.
+// Parses "[-]d[,ddd]*[.ddd][e[+-]dd]" at `pos`; `end` receives the position after the number. An
+// exponent is read (vLLM never prints one, but a figure such as "1e30" must not read as 1).
 std::optional<double> parse_number(std::string_view s, std::size_t pos, std::size_t* end) {
   while (pos < s.size() && (s[pos] == ' ' || s[pos] == '(')) ++pos;
   std::string digits;
@@ -32,10 +34,21 @@ std::optional<double> parse_number(std::string_view s, std::size_t pos, std::siz
     }
   }
   if (!any) return std::nullopt;
+  if (pos + 1 < s.size() && (s[pos] == 'e' || s[pos] == 'E')) {
+    std::size_t e = pos + 1;
+    if (e < s.size() && (s[e] == '+' || s[e] == '-')) ++e;
+    if (e < s.size() && is_digit(s[e])) {
+      digits.push_back('e');
+      for (std::size_t i = pos + 1; i < s.size() && (i == pos + 1 || is_digit(s[i])) && digits.size() < 48; ++i) {
+        digits.push_back(s[i]);
+        pos = i + 1;
+      }
+    }
+  }
   if (end) *end = pos;
   double value = 0;
   const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (ec != std::errc()) return std::nullopt;
+  if (ec != std::errc() || !std::isfinite(value)) return std::nullopt;
   return value;
 }
 
@@ -49,8 +62,8 @@ std::optional<double> number_after(std::string_view line, std::string_view key, 
 
 std::optional<std::int64_t> integer_after(std::string_view line, std::string_view key, std::size_t from) {
   const auto v = number_after(line, key, from);
-  if (!v || *v != static_cast<double>(static_cast<std::int64_t>(*v))) return std::nullopt;
-  if (*v > 9.0e15 || *v < -9.0e15) return std::nullopt;
+  // The range first: converting a double beyond int64 is undefined.
+  if (!v || *v > 9.0e15 || *v < -9.0e15 || *v != std::floor(*v)) return std::nullopt;
   return static_cast<std::int64_t>(*v);
 }
 

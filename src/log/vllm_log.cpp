@@ -2,6 +2,7 @@
 #include "gpubudget/vllm_log.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -102,6 +103,12 @@ std::optional<std::int64_t> to_integer(const std::optional<std::string>& s) {
 std::optional<double> to_double(const std::optional<std::string>& s) {
   if (!s) return std::nullopt;
   return number_after(*s, "");
+}
+// A utilization from a settings line, or nothing when it is outside (0, 1].
+std::optional<double> to_fraction(const std::optional<std::string>& s) {
+  const auto v = to_double(s);
+  if (!v || !(*v > 0.0 && *v <= 1.0)) return std::nullopt;
+  return v;
 }
 std::optional<bool> to_bool(const std::optional<std::string>& s) {
   if (!s) return std::nullopt;
@@ -249,7 +256,7 @@ class FactReader {
     keep(f_.pipeline_parallel_size, to_integer(get("pipeline_parallel_size")));
     keep(f_.data_parallel_size, to_integer(get("data_parallel_size")));
     keep(f_.decode_context_parallel_size, to_integer(get("decode_context_parallel_size")));
-    keep(f_.gpu_memory_utilization, to_double(get("gpu_memory_utilization")));
+    keep(f_.gpu_memory_utilization, to_fraction(get("gpu_memory_utilization")));
     keep(f_.kv_cache_dtype, text(get("kv_cache_dtype")));
     keep(f_.block_size, to_integer(get("block_size")));
     keep(f_.max_num_seqs, to_integer(get("max_num_seqs")));
@@ -269,6 +276,22 @@ class FactReader {
     return at;
   }
 
+  // A figure a real startup can print (VllmLogFacts::implausible_figures).
+  bool plausible(const detail::LogFigure& figure, double v) {
+    bool ok = std::isfinite(v) && std::fabs(v) <= kMaxLoggedGib;
+    if (const auto* field = std::get_if<std::optional<double> VllmLogFacts::*>(&figure.field)) {
+      if (*field == &VllmLogFacts::gpu_memory_utilization) ok = v > 0.0 && v <= 1.0;
+      if (*field == &VllmLogFacts::max_concurrency) ok = v >= 0.0 && v <= kMaxLoggedConcurrency;
+    }
+    if (!ok) ++f_.implausible_figures;
+    return ok;
+  }
+  bool plausible(std::int64_t v) {
+    const bool ok = v >= 0 && v <= kMaxLoggedCount;
+    if (!ok) ++f_.implausible_figures;
+    return ok;
+  }
+
   // Reads one figure into its field; true when a value was read.
   bool read(const detail::LogFigure& figure, std::string_view s) {
     const auto at = start_of(s, figure.from);
@@ -280,12 +303,13 @@ class FactReader {
     }
     if (const auto* count_field = std::get_if<std::optional<std::int64_t> VllmLogFacts::*>(&figure.field)) {
       const auto v = integer_after(s, figure.after, *at);
-      if (v) f_.*(*count_field) = v;
-      return v.has_value();
+      if (!v || !plausible(*v)) return false;
+      f_.*(*count_field) = v;
+      return true;
     }
     const std::optional<double> v = figure.kind == detail::FigureKind::kGib ? gib_after(s, figure.after, *at)
                                                                             : number_after(s, figure.after, *at);
-    if (!v) return false;
+    if (!v || !plausible(figure, *v)) return false;
     if (const auto* oom_field = std::get_if<std::optional<double> LoggedOutOfMemory::*>(&figure.field)) {
       if (!f_.out_of_memory) f_.out_of_memory = LoggedOutOfMemory{};
       (*f_.out_of_memory).*(*oom_field) = v;
@@ -396,7 +420,13 @@ VllmLogFacts read_vllm_log(std::istream& in, const std::string& source, const Vl
 
 VllmLogFacts read_vllm_log_file(const std::string& path, const VllmLogWordings& wordings) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw InputError(fmt::format("{}: is a directory, not a log", path));
+  const auto status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) throw InputError(fmt::format("{}: cannot be read", path));
+  if (std::filesystem::is_directory(status)) throw InputError(fmt::format("{}: is a directory, not a log", path));
+  // A FIFO or a device could block or never end: only regular files (standard input is read_vllm_log's).
+  if (!std::filesystem::is_regular_file(status)) {
+    throw InputError(fmt::format("{}: not a regular file (a FIFO, socket or device); pipe it to `diagnose -`", path));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot be read", path));
   return read_vllm_log(in, path, wordings);

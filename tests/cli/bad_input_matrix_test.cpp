@@ -1,6 +1,9 @@
 // Bad input never crashes and never lies: each case builds its files in a fresh directory, runs the
 // command line in process and asserts the exit code (2 usage, 3 bad or unsupported input, 1 a normal
 // "does not fit") and a substring that names the file, field, flag or value (docs/cli.md §Errors).
+#include <sys/stat.h>
+
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -49,10 +52,11 @@ std::string llama_without(const std::string& key) {
 struct Case {
   std::string name;
   std::map<std::string, std::string> files;     // relative path -> content
-  std::vector<std::pair<std::string, std::string>> symlinks;  // link -> target (relative)
+  std::vector<std::pair<std::string, std::string>> symlinks;  // link -> target (relative or absolute)
   std::vector<std::string> args;               // "{dir}" is replaced by the case directory
   int exit_code;
   std::string message;                         // must appear on stdout or stderr
+  std::vector<std::string> fifos = {};         // named pipes to create (relative paths)
 };
 
 std::vector<std::string> fit_dir(std::vector<std::string> extra = {}) {
@@ -182,6 +186,123 @@ std::vector<Case> cases() {
                {"calibrate", "{dir}/obs.jsonl", "--profile", "{dir}/p.json"}, 3, "obs.jsonl"});
   c.push_back({"observations_missing", {}, {}, {"calibrate", "{dir}/none.jsonl", "--profile", "{dir}/p.json"}, 3,
                "none.jsonl"});
+  // ---- Hostile input, round two: one case per class (docs/testing.md "Limits per input") ----
+  // Integer overflow: products of user sizes are bounded at the edge, never wrapped.
+  c.push_back({"dp_wraps_tp_times_dp", {}, {}, fit_llama({"-tp", "8", "-dp", "4611686018427387904"}), 2,
+               "--data-parallel-size: expected an integer from 1 to 65536"});
+  c.push_back({"block_size_huge", {}, {}, fit_llama({"--block-size", "1099511627776"}), 2,
+               "--block-size: expected an integer from 1 to 1048576"});
+  c.push_back({"max_num_seqs_huge", {}, {}, fit_llama({"--max-num-seqs", "99999999999"}), 2,
+               "--max-num-seqs: expected an integer from 1 to 1048576"});
+  c.push_back({"redundant_experts_huge", {}, {},
+               {"fit", "Qwen/Qwen3-235B-A22B", "--gpu", "h100", "-tp", "8", "--enable-expert-parallel",
+                "--num-redundant-experts", "9223372036854775807"},
+               2, "--num-redundant-experts: expected an integer from 0 to 65536"});
+  c.push_back({"kv_cache_memory_huge", {}, {}, fit_llama({"--kv-cache-memory-bytes", "8000000000000000"}), 3,
+               "--kv-cache-memory-bytes 8000000000000000: expected a value from 0 to 1125899906842624"});
+  c.push_back({"max_num_batched_tokens_huge", {}, {}, fit_llama({"--max-num-batched-tokens", "9000000000000000"}), 3,
+               "--max-num-batched-tokens 9000000000000000: expected a value from 1 to 17179869184"});
+  c.push_back(config_case("rope_factor_huge",
+                          llama_with("rope_scaling", R"({"rope_type": "linear", "factor": 900000})"),
+                          "/rope_scaling/factor: expected a number in [1e-06, 1024], got 900000"));
+  c.push_back({"log_settings_overflow", {{"vllm.log", "INFO non-default args: {'tensor_parallel_size': 8, "
+                                                      "'data_parallel_size': 100000000000000000}\n"
+                                                      "INFO Available KV cache memory: 10.00 GiB\n"}},
+               {}, {"diagnose", "{dir}/vllm.log", "--model", "meta-llama/Llama-3.1-8B", "--gpu", "h100"}, 0,
+               "--data-parallel-size 100000000000000000: expected a value from 1 to 65536"});
+  // Unbounded reads and special files: refused before any read, never a hang.
+  c.push_back({"config_is_a_fifo", {}, {}, fit_dir(), 3, "config.json: not a regular file", {"config.json"}});
+  c.push_back({"config_is_dev_zero", {}, {{"config.json", "/dev/zero"}}, fit_dir(), 3,
+               "config.json: not a regular file"});
+  c.push_back({"hf_quant_config_is_a_fifo", {{"config.json", kLlama}}, {}, fit_dir(), 3,
+               "hf_quant_config.json: not a regular file", {"hf_quant_config.json"}});
+  c.push_back({"shard_is_a_fifo", {{"config.json", kLlama}}, {}, {"weights", "{dir}"}, 3,
+               "model.safetensors: not a regular file", {"model.safetensors"}});
+  c.push_back({"index_is_a_fifo", {{"config.json", kLlama}}, {},
+               {"weights", "{dir}"}, 3, "model.safetensors.index.json: not a regular file", {"model.safetensors.index.json"}});
+  c.push_back({"log_is_a_fifo", {}, {}, {"diagnose", "{dir}/vllm.log"}, 3, "vllm.log: not a regular file", {"vllm.log"}});
+  c.push_back({"log_is_dev_zero", {}, {}, {"diagnose", "/dev/zero"}, 3, "/dev/zero: not a regular file"});
+  c.push_back({"observations_are_a_fifo", {}, {}, {"calibrate", "{dir}/obs.jsonl"}, 3,
+               "obs.jsonl: not a regular file", {"obs.jsonl"}});
+  c.push_back({"profile_is_dev_zero", {}, {}, fit_llama({"--profile", "/dev/zero"}), 3, "/dev/zero"});
+  c.push_back({"config_too_large", {{"config.json", "@spaces:68157440"}}, {}, fit_dir(), 3,
+               "above the 67108864-byte limit"});
+  // Recursion: deep JSON and hostile regular expressions.
+  c.push_back({"profile_nested_200000", {{"p.json", std::string(200000, '[') + std::string(200000, ']')}}, {},
+               fit_llama({"--profile", "{dir}/p.json"}), 3, "p.json: JSON nested 200000 levels deep (limit 128)"});
+  c.push_back({"observation_row_nested_200000",
+               {{"obs.jsonl", "{\"id\": \"x\", \"model\": \"m\", \"extra\": " + std::string(200000, '[') +
+                                 std::string(200000, ']') + "}\n"}},
+               {}, {"calibrate", "{dir}/obs.jsonl"}, 3, "obs.jsonl:1: not an observation row"});
+  {
+    std::string groups;
+    for (int i = 0; i < 16000; ++i) groups += "(";
+    groups += "a";
+    for (int i = 0; i < 16000; ++i) groups += ")";
+    c.push_back(config_case("regex_16000_groups",
+                            llama_with("quantization_config", R"({"quant_method": "compressed-tensors", "ignore": ["re:)" +
+                                                                  groups + R"("], "config_groups": {"group_0": {)"
+                                                                  R"("targets": ["Linear"], "weights": {"num_bits": 8,)"
+                                                                  R"( "type": "int", "symmetric": true, "strategy": "channel"}}},)"
+                                                                  R"( "format": "pack-quantized"})"),
+                            "is 32001 bytes long (limit 4096)"));
+  }
+  // RE2 matches in linear time: a pattern that backtracks exponentially in std::regex answers at once.
+  c.push_back({"regex_catastrophic",
+               {{"config.json", llama_with("quantization_config",
+                                           R"({"quant_method": "compressed-tensors", "ignore": ["re:(.*)*X(.*)*(.*)*Y"],)"
+                                           R"( "config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 8,)"
+                                           R"( "type": "int", "symmetric": true, "strategy": "channel"}}},)"
+                                           R"( "format": "pack-quantized"})")}},
+               {}, fit_dir(), 0, "FITS"});
+  // Number parsing: the flag and the text are named, never an escaped exception.
+  c.push_back({"gpu_memory_dot", {}, {}, {"fit", "meta-llama/Llama-3.1-8B", "--gpu-memory", "."}, 2,
+               "--gpu-memory: invalid value \".\""});
+  c.push_back({"max_model_len_dot", {}, {}, fit_llama({"--max-model-len", "."}), 2, "--max-model-len: invalid value"});
+  c.push_back({"max_model_len_400_digits", {}, {}, fit_llama({"--max-model-len", std::string(400, '9')}), 2,
+               "--max-model-len: invalid value"});
+  c.push_back({"partition_dot", {}, {}, fit_llama({"-pp", "2", "--pp-layer-partition", "16,."}), 2,
+               "--pp-layer-partition: invalid value \".\""});
+  c.push_back({"env_assignment_dot", {}, {}, fit_llama({"-pp", "2", "--vllm-env", "VLLM_PP_LAYER_PARTITION=.,16"}), 2,
+               "VLLM_PP_LAYER_PARTITION: invalid value \".\""});
+  c.push_back({"observation_version_malformed",
+               {{"obs.jsonl", R"({"id": "x", "model": "meta-llama/Llama-3.1-8B", "vllm_version": "0.99999999999999.1"})"
+                              "\n"}},
+               {}, {"calibrate", "{dir}/obs.jsonl"}, 0, ""});
+  // Search and output bounds.
+  c.push_back({"plan_unbounded_search", {}, {},
+               {"plan", "meta-llama/Llama-3.1-8B", "--concurrency", "100000000", "--max-pipeline-parallel-size",
+                "10000000"},
+               2, "--concurrency: expected an integer from 1 to 1048576"});
+  {
+    std::string many;
+    for (int i = 1; i <= 3000; ++i) many += (i > 1 ? "," : "") + std::to_string(i % 8 + 1);
+    c.push_back({"sweep_9_million_scenarios", {}, {},
+                 {"sweep", "meta-llama/Llama-3.1-8B", "--gpu", "h100", "-tp", many, "--max-num-seqs", many}, 3,
+                 "sweep: more than 100000 combinations"});
+  }
+  // Calibration that would write nonsense.
+  c.push_back({"observation_figure_huge",
+               {{"obs.jsonl", R"({"id": "x", "model": "meta-llama/Llama-3.1-8B", "model_loading_gib": 1e300})"
+                              "\n"}},
+               {}, {"calibrate", "{dir}/obs.jsonl"}, 3, "obs.jsonl:1:/model_loading_gib: expected a number in [0, 16384]"});
+  c.push_back({"observation_gpu_memory_negative",
+               {{"obs.jsonl", R"({"id": "x", "model": "meta-llama/Llama-3.1-8B", "gpu_total_memory_gib": -80})"
+                              "\n"}},
+               {}, {"calibrate", "{dir}/obs.jsonl"}, 3, "obs.jsonl:1:/gpu_total_memory_gib"});
+  // Logs with absurd figures are ignored, with a note, never turned into bytes or remedies.
+  c.push_back({"log_figures_1e30_gib",
+               {{"vllm.log", "INFO Available KV cache memory: 1e30 GiB\nINFO GPU KV cache size: -5 tokens\n"}}, {},
+               {"diagnose", "{dir}/vllm.log", "--json"}, 0, "2 figure(s) in the log are beyond what any GPU"});
+  // Conflicting model arguments: vLLM serves the positional model.
+  c.push_back({"pasted_line_two_models", {}, {},
+               {"fit", "--gpu", "h100", "--", "vllm", "serve", "meta-llama/Llama-3.1-8B", "--model", "Qwen/Qwen3-8B"}, 0,
+               "vLLM serves the positional meta-llama/Llama-3.1-8B"});
+  // Output and contract.
+  c.push_back({"plan_without_max_model_len", {}, {}, {"plan", "meta-llama/Llama-3.1-8B", "--gpu", "h100"}, 0,
+               "131072 tokens"});
+  c.push_back({"weights_folder_not_utf8", {{"m\xff\xfe/config.json", kLlama}}, {}, {"weights", "{dir}/m\xff\xfe", "--json"},
+               0, "\"source\": \"config\""});
   return c;
 }
 
@@ -196,17 +317,24 @@ TEST_P(BadInput, ExitCodeAndMessage) {
   fs::create_directories(dir);
   for (const auto& [path, content] : k.files) {
     fs::create_directories((dir / path).parent_path());
-    std::ofstream(dir / path, std::ios::binary) << content;
+    // "@spaces:N": N spaces, written here rather than built for every case at start-up.
+    const std::string generated = content.rfind("@spaces:", 0) == 0 ? std::string(std::stoul(content.substr(8)), ' ')
+                                                                     : std::string();
+    std::ofstream(dir / path, std::ios::binary) << (generated.empty() ? content : generated);
   }
   for (const auto& [link, target] : k.symlinks) fs::create_symlink(target, dir / link);
+  for (const auto& fifo : k.fifos) ASSERT_EQ(::mkfifo((dir / fifo).c_str(), 0600), 0) << fifo;
   std::vector<std::string> args = {"--config-dir", GPUBUDGET_TEST_CONFIG_DIR};
   for (std::string a : k.args) {
     if (const auto at = a.find("{dir}"); at != std::string::npos) a.replace(at, 5, dir.string());
     args.push_back(a);
   }
   std::ostringstream out, err;
+  const auto start = std::chrono::steady_clock::now();
   const int code = run_cli(args, out, err);
+  const auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   fs::remove_all(dir);
+  EXPECT_LT(seconds, 2.0) << "hostile input must be answered within 2 s";
   EXPECT_EQ(code, k.exit_code) << "stdout: " << out.str() << "\nstderr: " << err.str();
   EXPECT_NE(code, 4) << err.str();
   const std::string all = out.str() + err.str();
