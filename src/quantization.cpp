@@ -9,6 +9,12 @@
 
 #include "gpubudget/error.h"
 
+#if defined(__clang__)
+#define GPUBUDGET_WRAPS_AROUND __attribute__((no_sanitize("unsigned-integer-overflow")))
+#else
+#define GPUBUDGET_WRAPS_AROUND
+#endif
+
 namespace gpubudget {
 
 std::string describe(const QuantFormat& format) {
@@ -103,7 +109,8 @@ std::shared_ptr<const re2::RE2> compile_pattern(const std::string& pattern, cons
 struct ModuleNamePatterns::Index {
   static constexpr std::uint64_t kFnvOffset = 0xcbf29ce484222325ULL;
   static constexpr std::uint64_t kFnvPrime = 0x100000001b3ULL;
-  static std::uint64_t step(std::uint64_t hash, char c) {
+  // FNV-1a wraps around 2^64 by design (clang's unsigned-overflow check is told so; GCC has no such check).
+  GPUBUDGET_WRAPS_AROUND static std::uint64_t step(std::uint64_t hash, char c) {
     return (hash ^ static_cast<unsigned char>(c)) * kFnvPrime;
   }
   struct IdentityHash {

@@ -75,6 +75,9 @@ struct ReplayRow {
 // `status` saying why. Throws InputError for an unreadable file or a malformed row, naming the row.
 std::vector<ReplayRow> replay_observations(const std::string& observations, const std::string& aliases,
                                            const ConfigDir& configs);
+// The same on the file's text; `source` names it in messages ("obs.jsonl" → "obs.jsonl:12: ...").
+std::vector<ReplayRow> replay_observation_text(const std::string& text, const std::string& source,
+                                               const std::string& aliases, const ConfigDir& configs);
 
 struct TermFit {
   std::string term;

@@ -83,6 +83,12 @@ void check_observation_row(const detail::JsonReader& row) {
 
 std::vector<ReplayRow> replay_observations(const std::string& observations, const std::string& aliases_path,
                                            const ConfigDir& configs) {
+  return replay_observation_text(detail::read_text_file(observations, kMaxObservationsBytes), observations,
+                                 aliases_path, configs);
+}
+
+std::vector<ReplayRow> replay_observation_text(const std::string& text, const std::string& observations,
+                                               const std::string& aliases_path, const ConfigDir& configs) {
   Json aliases = Json::object();
   Json version_hints = Json::object();
   if (!aliases_path.empty()) {
@@ -106,7 +112,6 @@ std::vector<ReplayRow> replay_observations(const std::string& observations, cons
     }
   }
   const auto profiles = list_vllm_profiles(configs);
-  const std::string text = detail::read_text_file(observations, kMaxObservationsBytes);
   std::vector<ReplayRow> rows;
   std::int64_t line_number = 0;
   for (std::size_t begin = 0; begin < text.size();) {
