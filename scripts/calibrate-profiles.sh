@@ -7,5 +7,5 @@ bin="${1:-$here/build/release/apps/cli/gpubudget}"
 for profile in "$here"/configs/vllm/*.json; do
   "$bin" calibrate "$here/tests/data/observations/vllm-runs.jsonl" --profile "$profile" -o "$profile.new" 2>/dev/null
   mv "$profile.new" "$profile"
-  echo "$(basename "$profile"): $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["overheads"]["fit_notes"])' "$profile")"
+  echo "$(basename "$profile"): $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("overheads", {}).get("fit_notes", "overheads inherited from its base"))' "$profile")"
 done

@@ -190,7 +190,7 @@ void remedies_from_log(const VllmLogFacts& f, Diagnosis& d) {
 std::string reconcile_kv_dtype(const VllmLogFacts& f, const ModelSpec& model, const GpuSpec& gpu, Deployment& dep,
                                const VllmProfile& profile, bool user_set) {
   if (user_set || dep.kv_cache_dtype != KvCacheDtypeChoice::kAuto) return "";
-  const KvCacheDtype resolved = resolve_kv_cache_dtype(model, KvCacheDtypeChoice::kAuto);
+  const KvCacheDtype resolved = resolve_kv_cache_dtype(model, KvCacheDtypeChoice::kAuto, profile.kv_cache);
   if (resolved.element_bytes >= 2) return "";
   Deployment sixteen = dep;
   sixteen.kv_cache_dtype = model.dtype == Dtype::kFloat16 ? KvCacheDtypeChoice::kFloat16 : KvCacheDtypeChoice::kBFloat16;
@@ -200,7 +200,7 @@ std::string reconcile_kv_dtype(const VllmLogFacts& f, const ModelSpec& model, co
   bool use_wide = false;
   if (f.error_needed_gib) {
     use_wide = std::fabs(gib_of(wide.needed) - *f.error_needed_gib) < std::fabs(gib_of(as_is.needed) - *f.error_needed_gib);
-  } else if (f.outcome == StartupOutcome::kFailedKvCheck && as_is.fits && !wide.fits) {
+  } else if (f.outcome == StartupOutcome::kFailedKvCheck && as_is.kv_fits && !wide.kv_fits) {
     use_wide = true;
   }
   if (!use_wide) return "";

@@ -10,6 +10,7 @@
 
 #include "gpubudget/error.h"
 #include "gpubudget/limits.h"
+#include "kv_settings.h"
 
 namespace gpubudget {
 
@@ -18,35 +19,6 @@ namespace {
 std::string lower(std::string s) {
   for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   return s;
-}
-
-bool contains(const std::vector<std::string>& values, const std::string& v) {
-  return std::find(values.begin(), values.end(), v) != values.end();
-}
-
-bool runs_on(const AttentionBackend& b, const GpuSpec& gpu) {
-  if (b.platform != gpu.platform) return false;
-  if (b.compute_capability_majors.empty()) return true;
-  return std::find(b.compute_capability_majors.begin(), b.compute_capability_majors.end(),
-                   gpu.compute_capability_major) != b.compute_capability_majors.end();
-}
-
-// vLLM's backend choice: the first backend in priority order that runs on this GPU and accepts the
-// KV dtype (vllm/platforms/cuda.py::_get_backend_priorities).
-const AttentionBackend* select_backend(const VllmProfile& profile, const GpuSpec& gpu, AttentionKind kind, bool sparse,
-                                       const std::string& kv_dtype) {
-  for (const auto& b : profile.attention_backends) {
-    if (b.kind == kind && b.sparse == sparse && runs_on(b, gpu) && contains(b.kv_cache_dtypes, kv_dtype)) return &b;
-  }
-  return nullptr;
-}
-
-const AttentionBackend* first_backend_on(const VllmProfile& profile, const GpuSpec& gpu, AttentionKind kind,
-                                         bool sparse) {
-  for (const auto& b : profile.attention_backends) {
-    if (b.kind == kind && b.sparse == sparse && runs_on(b, gpu)) return &b;
-  }
-  return nullptr;
 }
 
 SchedulerLimits scheduler_limits(const Deployment& d, const GpuSpec& gpu, const VllmProfile& profile,
@@ -81,9 +53,9 @@ void replace_all(std::string& text, const std::string& from, const std::string& 
   }
 }
 
-std::string vllm_error_text(const FitResult& r, const WorkerBudget& w, const VllmMessages& m) {
-  if (w.kv_cache.count() <= 0) return m.no_kv_memory;
-  if (r.fits) return "";
+std::string vllm_error_text(const FitResult& r, Bytes needed, Bytes available, const VllmMessages& m) {
+  if (available.count() <= 0) return m.no_kv_memory;
+  if (r.kv_fits) return "";
   std::string estimate;
   if (r.max_model_len > 0) {
     estimate = m.estimate_sentence;
@@ -91,8 +63,8 @@ std::string vllm_error_text(const FitResult& r, const WorkerBudget& w, const Vll
   }
   std::string text = m.kv_cache_too_small;
   replace_all(text, "{max_model_len}", std::to_string(r.judged_max_model_len));
-  replace_all(text, "{needed_gib}", format_vllm_gib(w.needed, m.gib_fixed_two_decimals));
-  replace_all(text, "{available_gib}", format_vllm_gib(w.kv_cache, m.gib_fixed_two_decimals));
+  replace_all(text, "{needed_gib}", format_vllm_gib(needed, m.gib_fixed_two_decimals));
+  replace_all(text, "{available_gib}", format_vllm_gib(available, m.gib_fixed_two_decimals));
   replace_all(text, "{estimate}", estimate);
   return text;
 }
@@ -100,13 +72,15 @@ std::string vllm_error_text(const FitResult& r, const WorkerBudget& w, const Vll
 }  // namespace
 
 std::string format_vllm_gib(Bytes b, bool fixed_two_decimals) {
-  const double rounded = std::round(to_gib(b) * 100.0) / 100.0;
-  std::string text = fmt::format("{:.2f}", rounded);
+  // "%.2f" and Python's round(x, 2) both round the exact binary value, exact ties to even; so does fmt.
+  std::string text = format_two_decimals(to_gib(b));
   if (fixed_two_decimals) return text;
   while (text.back() == '0') text.pop_back();
   if (text.back() == '.') text += '0';
   return text;
 }
+
+std::string format_two_decimals(double value) { return fmt::format("{:.2f}", value); }
 
 void check_max_model_len(const ModelSpec& model, std::int64_t requested) {
   if (requested < 1) {
@@ -127,8 +101,7 @@ ParallelLayout with_mxfp4_padding(ParallelLayout layout, const GpuSpec& gpu, con
   for (const auto& mx : profile.mxfp4_moe_backends) {
     const auto& ccs = mx.compute_capability_majors;
     if (std::find(ccs.begin(), ccs.end(), gpu.compute_capability_major) != ccs.end()) {
-      layout.mxfp4_intermediate_align = mx.intermediate_align;
-      layout.mxfp4_hidden_align = mx.hidden_align;
+      layout.mxfp4 = mx.packing;
       break;
     }
   }
@@ -225,42 +198,38 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
     throw InputError(fmt::format("--gpu-memory-utilization: expected a value in (0, 1], got {}",
                                  r.gpu_memory_utilization));
   }
-  r.kv_cache_dtype = resolve_kv_cache_dtype(model, d.kv_cache_dtype);
-
-  // Attention backend and block size.
-  const bool any_mla = std::any_of(model.layers.begin(), model.layers.end(),
-                                   [](const LayerSpec& l) { return l.attention.kind == AttentionKind::kMla; });
-  const AttentionKind kind = any_mla ? AttentionKind::kMla : AttentionKind::kFull;
-  const bool sparse = model.sparse_attention;
-  const AttentionBackend* backend = select_backend(profile, gpu, kind, sparse, r.kv_cache_dtype.name);
-  if (backend == nullptr) {
-    const AttentionBackend* fallback = first_backend_on(profile, gpu, kind, sparse);
-    r.vllm_would_start = false;
-    r.start_blocker = fmt::format(
-        "no {} attention backend of the vLLM {} profile accepts a {} KV cache on {}{}; vLLM would fail to start "
-        "with it",
-        kind == AttentionKind::kMla ? "MLA" : "standard", profile.version, r.kv_cache_dtype.name, gpu.name,
-        gpu.platform == Platform::kCuda
-            ? fmt::format(" (compute capability {}.{})", gpu.compute_capability_major, gpu.compute_capability_minor)
-            : "");
-    r.warnings.push_back(r.start_blocker);
-    backend = fallback;
+  if (d.max_model_len_auto && d.max_model_len) {
+    throw InputError("--max-model-len: give a length or `auto`, not both");
   }
-  r.attention_backend = backend != nullptr ? backend->name : "";
-  // MLAAttention: FLASHMLA_SPARSE stores any quantized KV cache in its fp8_ds_mla layout.
-  if (backend != nullptr && !backend->quantized_kv_layout.empty() && r.kv_cache_dtype.element_bytes == 1) {
-    r.kv_cache_dtype = {backend->quantized_kv_layout, 1,
-                        fmt::format("{}, stored by {} as {}", r.kv_cache_dtype.name, backend->name,
-                                    backend->quantized_kv_layout)};
+  if (d.max_model_len_auto && !profile.kv_cache.auto_fit_max_model_len) {
+    throw InputError(fmt::format("--max-model-len auto: vLLM {} has no auto-fit (it arrived in vLLM 0.14: "
+                                 "`auto` is an argparse error before); give a length",
+                                 profile.version));
   }
-  r.block_size = d.block_size.value_or(backend != nullptr ? backend->block_size : 16);
-  if (r.block_size < 1) throw InputError(fmt::format("--block-size: expected a positive value, got {}", r.block_size));
 
-  // The judged length: --max-model-len, or the model's own maximum.
+  // The judged length: --max-model-len, or the model's own maximum (auto-fit starts from it).
   r.judged_is_derived = !d.max_model_len.has_value();
   r.judged_max_model_len = d.max_model_len.value_or(model.derived_max_model_len);
   check_max_model_len(model, r.judged_max_model_len);
   r.scheduler = scheduler_limits(d, gpu, profile, r.judged_max_model_len);
+
+  // The engine's KV decisions: dtype, backend, block size, hybrid mode and alignment.
+  const detail::KvDecisions kv = detail::decide_kv_cache(model, gpu, d, profile, r.scheduler.max_num_batched_tokens);
+  r.kv_cache_dtype = kv.settings.dtype;
+  r.attention_backend = kv.backend != nullptr ? kv.backend->name : "";
+  r.block_size = kv.settings.block_size;
+  r.hybrid = kv.hybrid;
+  r.prefix_caching = kv.prefix_caching;
+  r.mamba_cache_mode = kv.mamba_cache_mode;
+  r.hybrid_kv_cache_manager = kv.settings.hybrid_manager;
+  r.mamba_dtypes = kv.mamba_dtypes;
+  r.notes = kv.notes;
+  r.warnings = kv.warnings;
+  if (!kv.start_blocker.empty()) {
+    r.vllm_would_start = false;
+    r.start_blocker = kv.start_blocker;
+    r.warnings.push_back(r.start_blocker);
+  }
 
   for (std::int64_t stage = 0; stage < d.pipeline_parallel_size; ++stage) {
     const GpuSpec& stage_gpu = gpu_of(stage);
@@ -269,13 +238,9 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
                                    stage_gpu.name, kMaxGpuMemory.count()));
     }
     if (stage_gpu.compute_capability_major != gpu.compute_capability_major || stage_gpu.platform != gpu.platform) {
-      const AttentionBackend* here =
-          select_backend(profile, stage_gpu, kind, sparse, r.kv_cache_dtype.name);
-      if (here == nullptr || here->name != r.attention_backend) {
-        r.warnings.push_back(fmt::format("pipeline stage {} runs on {}, where vLLM would not pick the {} backend of "
-                                         "stage 0 ({}); the budget assumes {}",
-                                         stage, stage_gpu.name, r.attention_backend, gpu.name, r.attention_backend));
-      }
+      r.warnings.push_back(fmt::format("pipeline stage {} runs on {}, a different GPU generation from stage 0's {}; the "
+                                       "budget assumes stage 0's {} backend everywhere",
+                                       stage, stage_gpu.name, gpu.name, r.attention_backend));
     }
     const Bytes requested(static_cast<std::int64_t>(
         std::ceil(static_cast<double>(stage_gpu.memory.count()) * r.gpu_memory_utilization)));
@@ -296,16 +261,46 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
       w.kv_cache = requested - w.weights.total - w.overheads.activation_peak - w.overheads.non_torch;
       if (w.overheads.cudagraph_charged) w.kv_cache -= w.overheads.cudagraph;
     }
-    const MambaCacheMode mamba_mode = d.mamba_cache_mode.value_or(profile.mamba_cache_mode);
-    w.kv = make_kv_cache_layout(model, layout, r.kv_cache_dtype, r.block_size, r.scheduler.max_num_batched_tokens,
-                                mamba_mode);
-    w.num_blocks = w.kv.num_blocks(w.kv_cache);
-    w.needed = w.kv.needed(r.judged_max_model_len);
-    w.max_model_len = largest_fitting_length(w.kv, w.kv_cache, r.judged_max_model_len);
+    w.kv = make_kv_cache_layout(model, layout, kv.settings, kv.mamba_state_bytes);
     r.workers.push_back(std::move(w));
   }
 
-  // vLLM takes the minimum over workers for both the block count and the auto-fitted length.
+  // What the memory check and the length search compare against: the profiled memory, or (0.21+) the
+  // capacity --num-gpu-blocks-override fixes; before 0.16 the smallest worker's, for all of them.
+  const bool override_sets_memory =
+      d.num_gpu_blocks_override && profile.kv_cache.num_gpu_blocks_override == BlocksOverrideRule::kSetsMemory;
+  for (auto& w : r.workers) {
+    w.check_memory = override_sets_memory ? w.kv.block_bytes() * *d.num_gpu_blocks_override : w.kv_cache;
+  }
+  if (profile.kv_cache.need == KvNeedRule::kGlobalFirstGroup) {
+    Bytes smallest = r.workers.front().check_memory;
+    for (const auto& w : r.workers) smallest = std::min(smallest, w.check_memory);
+    for (auto& w : r.workers) w.check_memory = smallest;
+  }
+
+  // --max-model-len auto (_auto_fit_max_model_len): the largest length every worker fits, capped at the
+  // derived maximum; vLLM then judges that length.
+  if (d.max_model_len_auto) {
+    std::int64_t fitted = r.judged_max_model_len;
+    for (const auto& w : r.workers) {
+      if (w.kv.grouping == KvGrouping::kEmpty) continue;
+      fitted = std::min(fitted, largest_fitting_length(w.kv, w.check_memory, r.judged_max_model_len));
+    }
+    if (fitted <= 0) {
+      r.auto_fit_failed = true;
+    } else {
+      r.auto_fitted = fitted < r.judged_max_model_len;
+      r.judged_max_model_len = fitted;
+    }
+  }
+
+  for (auto& w : r.workers) {
+    w.num_blocks = d.num_gpu_blocks_override ? *d.num_gpu_blocks_override : w.kv.num_blocks(w.kv_cache);
+    w.needed = w.kv.needed(r.judged_max_model_len);
+    w.max_model_len = largest_fitting_length(w.kv, w.check_memory, r.judged_max_model_len);
+  }
+
+  // vLLM takes the minimum over workers for both the block count and the fitted length.
   r.binding = 0;
   r.num_blocks = r.workers.front().num_blocks;
   for (std::size_t i = 0; i < r.workers.size(); ++i) {
@@ -323,30 +318,53 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
   r.needed = bw.needed;
   r.max_model_len = bw.max_model_len;
   r.max_model_len_low = r.max_model_len_high = r.max_model_len;
-  if (!d.kv_cache_memory) {
+  if (!d.kv_cache_memory && !override_sets_memory) {
     const auto& o = bw.overheads;
     const double overheads = static_cast<double>(o.activation_peak.count() + o.non_torch.count() +
                                                  (o.cudagraph_charged ? o.cudagraph.count() : 0));
     const Bytes swing(static_cast<std::int64_t>(overheads * o.relative_uncertainty));
-    r.max_model_len_low = largest_fitting_length(bw.kv, bw.kv_cache - swing, r.judged_max_model_len);
-    r.max_model_len_high = largest_fitting_length(bw.kv, bw.kv_cache + swing, r.judged_max_model_len);
+    r.max_model_len_low = largest_fitting_length(bw.kv, bw.check_memory - swing, r.judged_max_model_len);
+    r.max_model_len_high = largest_fitting_length(bw.kv, bw.check_memory + swing, r.judged_max_model_len);
   }
-  r.fits = true;
-  for (const auto& w : r.workers) r.fits = r.fits && w.needed <= w.kv_cache && w.kv_cache.count() > 0;
+  r.kv_fits = !r.auto_fit_failed;
+  for (const auto& w : r.workers) {
+    if (w.kv.grouping == KvGrouping::kEmpty) continue;
+    r.kv_fits = r.kv_fits && w.needed <= w.check_memory && w.check_memory.count() > 0;
+  }
+  r.fits = r.kv_fits && r.vllm_would_start;
 
-  // _report_kv_cache_config: concurrency = num_blocks / blocks per request of length M.
-  const std::int64_t blocks_per_request = bw.kv.blocks_per_request(r.judged_max_model_len);
+  // _report_kv_cache_config (the first worker's line is the one logged first): concurrency =
+  // num_blocks / blocks per request of length M.
+  const KvCacheLayout& reported = r.workers.front().kv;
+  const std::int64_t blocks_per_request = reported.blocks_per_request(r.judged_max_model_len);
   r.max_concurrency = static_cast<double>(r.num_blocks) / static_cast<double>(blocks_per_request);
   if (profile.kv_tokens_from_concurrency) {
     r.kv_cache_tokens = static_cast<std::int64_t>(r.max_concurrency * static_cast<double>(r.judged_max_model_len));
   } else {
-    r.kv_cache_tokens = r.num_blocks / bw.kv.num_groups() * bw.kv.min_block_size() * d.decode_context_parallel_size;
+    r.kv_cache_tokens =
+        r.num_blocks / reported.num_groups() * reported.min_block_size() * d.decode_context_parallel_size;
   }
 
-  // The worker vLLM would fail on first: the binding one.
-  r.vllm_error = vllm_error_text(r, bw, profile.messages);
-
+  // What vLLM would raise: the start blocker, the failed auto-fit, or the binding worker's memory check.
+  if (!r.vllm_would_start) {
+    r.vllm_error = r.start_blocker;
+  } else if (r.auto_fit_failed) {
+    r.vllm_error = "Cannot auto-fit max_model_len: not enough GPU memory available to serve even a single token. "
+                   "Try increasing `gpu_memory_utilization`.";
+  } else if (bw.kv.grouping != KvGrouping::kEmpty) {
+    r.vllm_error = vllm_error_text(r, bw.needed, bw.check_memory, profile.messages);
+  }
   return r;
+}
+
+KvCacheLayout worker_kv_cache_layout(const ModelSpec& checkpoint, const GpuSpec& gpu, const Deployment& d,
+                                     const VllmProfile& profile, std::int64_t pp_rank) {
+  const ModelSpec model = model_for_dtype(checkpoint, d.dtype);
+  const std::int64_t length = d.max_model_len.value_or(model.derived_max_model_len);
+  const SchedulerLimits scheduler = scheduler_limits(d, gpu, profile, length);
+  const detail::KvDecisions kv = detail::decide_kv_cache(model, gpu, d, profile, scheduler.max_num_batched_tokens);
+  return make_kv_cache_layout(model, make_worker_layout(model, gpu, d, profile, pp_rank), kv.settings,
+                              kv.mamba_state_bytes);
 }
 
 std::vector<Explanation> explain_fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpus,

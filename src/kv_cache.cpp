@@ -1,193 +1,352 @@
 // KV-cache specs, grouping and block arithmetic (vllm/v1/kv_cache_interface.py,
-// vllm/v1/core/kv_cache_utils.py: get_kv_cache_groups, unify_kv_cache_spec_page_size,
-// get_kv_cache_config_from_groups, _max_memory_usage_bytes_from_groups, _report_kv_cache_config).
+// vllm/v1/core/kv_cache_utils.py: get_kv_cache_groups, unify_hybrid_kv_cache_specs,
+// unify_kv_cache_spec_page_size, _get_kv_cache_groups_uniform_page_size,
+// _project_kv_cache_groups_to_worker, get_kv_cache_config_from_groups,
+// _max_memory_usage_bytes_from_groups, get_max_concurrency_for_kv_cache_config).
 #include "gpubudget/kv_cache.h"
 
 #include <algorithm>
-#include <map>
-#include <tuple>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "gpubudget/error.h"
 
 namespace gpubudget {
 
+KvCacheDtype kv_cache_dtype_named(const std::string& name, std::string reason) {
+  KvCacheDtype d{name, 1, std::move(reason)};
+  if (name == "bfloat16" || name == "float16") d.element_bytes = 2;
+  if (name == "float32") d.element_bytes = 4;
+  if (name == "int8_per_token_head" || name == "fp8_per_token_head") d.layout = KvElementLayout::kPerTokenHead;
+  if (name == "nvfp4") d.layout = KvElementLayout::kNvfp4;
+  if (name == "fp8_ds_mla") d.layout = KvElementLayout::kFp8DsMla;
+  return d;
+}
+
+namespace {
+
+KvCacheDtype model_dtype_kv(const ModelSpec& model, const std::string& reason) {
+  switch (model.dtype) {
+    case Dtype::kFloat16: return kv_cache_dtype_named("float16", reason);
+    case Dtype::kFloat32: return kv_cache_dtype_named("float32", reason);
+    default: return kv_cache_dtype_named("bfloat16", reason);
+  }
+}
+
+}  // namespace
+
+KvCacheDtype resolve_kv_cache_dtype(const ModelSpec& model, KvCacheDtypeChoice requested, const KvCacheRules& rules) {
+  const auto& q = model.quantization;
+  // Attention.__init__ (#30141, 0.15): a compressed-tensors kv_cache_scheme stores the cache in fp8; until
+  // #42782 (0.22) even over an explicit --kv-cache-dtype.
+  if (q.kv_cache_scheme == CheckpointKvScheme::kCompressedTensors) {
+    const bool forces = rules.compressed_tensors_kv_scheme == CheckpointKvSchemeRule::kForcesFp8 &&
+                        requested != KvCacheDtypeChoice::kAuto;
+    const bool autos = rules.compressed_tensors_kv_scheme != CheckpointKvSchemeRule::kIgnored &&
+                       requested == KvCacheDtypeChoice::kAuto;
+    if (forces || autos) {
+      KvCacheDtype d = kv_cache_dtype_named("fp8", fmt::format("the checkpoint's {}", q.kv_cache_declaration));
+      if (forces) {
+        d.warning = fmt::format("the checkpoint's {} makes this vLLM store the KV cache in fp8 whatever "
+                                "--kv-cache-dtype says (Attention.__init__, before vLLM 0.22)",
+                                q.kv_cache_declaration);
+      }
+      return d;
+    }
+  }
+  if (requested != KvCacheDtypeChoice::kAuto) {
+    return kv_cache_dtype_named(std::string(kv_cache_dtype_choice_name(requested)), "--kv-cache-dtype");
+  }
+  // resolve_kv_cache_dtype_string (0.14+): a ModelOpt kv_cache_quant_algo through
+  // MODELOPT_TO_VLLM_KV_CACHE_DTYPE_MAP; anything else is warned about and stays `auto`.
+  if (q.kv_cache_scheme == CheckpointKvScheme::kModelOpt && !rules.modelopt_kv_cache_dtypes.empty()) {
+    for (const auto& [algo, dtype] : rules.modelopt_kv_cache_dtypes) {
+      if (algo == q.kv_cache_algo) {
+        return kv_cache_dtype_named(dtype, fmt::format("auto: the checkpoint's {}", q.kv_cache_declaration));
+      }
+    }
+    KvCacheDtype d = model_dtype_kv(model, "auto: the model dtype");
+    d.warning = fmt::format("this vLLM does not know the checkpoint's {} and keeps the KV cache in the model dtype "
+                            "(\"Unknown kv_cache_quant_algo\")",
+                            q.kv_cache_declaration);
+    return d;
+  }
+  return model_dtype_kv(model, "auto: the model dtype");
+}
+
 KvCacheDtype resolve_kv_cache_dtype(const ModelSpec& model, KvCacheDtypeChoice requested) {
-  if (requested == KvCacheDtypeChoice::kAuto) {
-    const auto& q = model.quantization;
-    if (q.kv_cache_dtype == "fp8_e4m3" || q.kv_cache_dtype == "fp8") {
-      return {q.kv_cache_dtype, 1, fmt::format("auto: the checkpoint's {}", q.kv_cache_declaration)};
-    }
-    switch (model.dtype) {
-      case Dtype::kFloat16: return {"float16", 2, "auto: the model dtype"};
-      case Dtype::kFloat32: return {"float32", 4, "auto: the model dtype"};
-      default: return {"bfloat16", 2, "auto: the model dtype"};
-    }
-  }
-  const std::string name(kv_cache_dtype_choice_name(requested));
-  switch (requested) {
-    case KvCacheDtypeChoice::kBFloat16:
-    case KvCacheDtypeChoice::kFloat16: return {name, 2, "--kv-cache-dtype"};
-    default: return {name, 1, "--kv-cache-dtype"};
-  }
+  KvCacheRules newest;
+  newest.modelopt_kv_cache_dtypes = {{"fp8", "fp8_e4m3"}, {"nvfp4", "nvfp4"}};
+  return resolve_kv_cache_dtype(model, requested, newest);
 }
 
 Bytes layer_kv_bytes_per_token(const AttentionSpec& a, std::int64_t tp, const KvCacheDtype& dtype) {
   if (a.fixed_token_bytes.count() > 0) return a.fixed_token_bytes;
+  // One K or V vector of `d` values in the dtype's layout (nvfp4_kv_cache_full_dim: d/2 + d/16).
+  const auto vector_bytes = [&](std::int64_t d) -> std::int64_t {
+    switch (dtype.layout) {
+      case KvElementLayout::kNvfp4: return d / 2 + d / 16;
+      case KvElementLayout::kPerTokenHead: return d + 4;  // + one fp32 scale (AttentionSpec.page_size_bytes)
+      default: return d * dtype.element_bytes;
+    }
+  };
   if (a.kind == AttentionKind::kMla) {
     // fp8_ds_mla (FlashMLA sparse): 512 fp8 latent + 4 fp32 scales + 64 bf16 rope = 656 B.
-    if (dtype.name == "fp8_ds_mla") return Bytes(656);
-    return Bytes(a.head_dim * dtype.element_bytes);  // one latent vector, the same on every TP rank
+    if (dtype.layout == KvElementLayout::kFp8DsMla) return Bytes(656);
+    return Bytes(vector_bytes(a.head_dim));  // one latent vector, the same on every TP rank
   }
   const std::int64_t heads = std::max<std::int64_t>(1, a.num_key_value_heads / tp);
-  return Bytes(heads * (a.head_dim + a.head_dim_v) * dtype.element_bytes);
+  return Bytes(heads * (vector_bytes(a.head_dim) + vector_bytes(a.head_dim_v)));
 }
 
-Bytes KvLayer::max_memory_usage(std::int64_t m, std::int64_t t, std::int64_t dcp) const {
-  switch (kind) {
+namespace {
+
+Bytes usage(const KvLayer& l, std::int64_t block_size, std::int64_t m, std::int64_t t, std::int64_t dcp) {
+  const Bytes page = l.kind == AttentionKind::kMamba ? l.state_bytes : l.token_bytes * block_size;
+  switch (l.kind) {
     case AttentionKind::kFull:
     case AttentionKind::kMla: {
       const std::int64_t per_rank = dcp > 1 ? cdiv(m, dcp) : m;
-      return page_bytes() * cdiv(per_rank, block_size);
+      return page * cdiv(per_rank, block_size);
     }
     case AttentionKind::kSlidingWindow:
-      return page_bytes() * (cdiv(std::min(window - 1 + t, m), block_size) + 1);
+      return page * (cdiv(std::min(l.window - 1 + t, m), block_size) + 1);
     case AttentionKind::kChunkedLocal:
-      return page_bytes() * cdiv(std::min(window + t, m), block_size);
+      return page * cdiv(std::min(l.window + t, m), block_size);
     case AttentionKind::kMamba:
-      return page_bytes() * state_blocks;
+      return page * (l.state_blocks > 0 ? l.state_blocks : cdiv(m, l.mamba_block_size));
     case AttentionKind::kNone:
       return Bytes(0);
   }
   return Bytes(0);
 }
 
+}  // namespace
+
+Bytes KvLayer::max_memory_usage(std::int64_t m, std::int64_t t, std::int64_t dcp) const {
+  return usage(*this, block_size, m, t, dcp);
+}
+
+Bytes KvLayer::registered_max_memory_usage(std::int64_t m, std::int64_t t, std::int64_t dcp) const {
+  return usage(*this, registered_block_size, m, t, dcp);
+}
+
+bool KvLayer::same_spec(const KvLayer& o) const {
+  return kind == o.kind && token_bytes == o.token_bytes && block_size == o.block_size && window == o.window &&
+         state_bytes == o.state_bytes && state_blocks == o.state_blocks && mamba_block_size == o.mamba_block_size;
+}
+
 namespace {
 
 bool full_like(AttentionKind k) { return k == AttentionKind::kFull || k == AttentionKind::kMla; }
 
-void group_layers(KvCacheLayout& kv) {
-  if (kv.layers.empty()) {
-    kv.grouping = KvGrouping::kEmpty;
-    return;
-  }
-  const KvLayer& first = kv.layers.front();
-  const auto n = static_cast<std::int64_t>(kv.layers.size());
-  if (std::all_of(kv.layers.begin(), kv.layers.end(), [&](const KvLayer& l) { return l == first; })) {
-    kv.grouping = KvGrouping::kSingleGroup;
-    kv.groups = {{first, n}};
-    kv.group_size = n;
-    kv.page_bytes = first.page_bytes();
-    return;
-  }
-  // UniformTypeKVCacheSpecs: every spec a full-attention kind (MLA included) with one block size.
-  const bool uniform_type = std::all_of(kv.layers.begin(), kv.layers.end(), [&](const KvLayer& l) {
-    return full_like(l.kind) && l.block_size == first.block_size;
+// UniformTypeKVCacheSpecs.is_uniform_type: one block size, and all full attention (MLA included), or all
+// sliding window with one window, or all chunked with one chunk, or all Mamba.
+bool is_uniform_type(const std::vector<KvLayer>& layers) {
+  const KvLayer& first = layers.front();
+  return std::all_of(layers.begin(), layers.end(), [&](const KvLayer& l) {
+    if (l.block_size != first.block_size) return false;
+    if (full_like(first.kind)) return full_like(l.kind);
+    if (first.kind == AttentionKind::kMamba) return l.kind == AttentionKind::kMamba && l.state_blocks == first.state_blocks;
+    return l.kind == first.kind && l.window == first.window;
   });
-  if (uniform_type) {
-    kv.grouping = KvGrouping::kUniformType;
-    kv.groups = {{first, n}};
-    kv.group_size = n;
-    kv.page_bytes = Bytes(0);
-    for (const auto& l : kv.layers) kv.page_bytes += l.page_bytes();
-    return;
+}
+
+struct Bucket {
+  KvLayer spec;
+  std::vector<std::int64_t> layers;  // decoder layer indices, in model order
+};
+
+// The model's groups (global), each with the decoder layers it holds.
+struct GlobalGroups {
+  KvGrouping grouping = KvGrouping::kEmpty;
+  std::vector<Bucket> groups;
+  Bytes page;  // kHybrid: unified page
+};
+
+GlobalGroups group_layers(std::vector<KvLayer>& layers, const KvCacheSettings& s) {
+  GlobalGroups out;
+  if (layers.empty()) return out;
+  const KvLayer& first = layers.front();
+  std::vector<std::int64_t> all;
+  for (const auto& l : layers) all.push_back(l.index);
+  if (std::all_of(layers.begin(), layers.end(), [&](const KvLayer& l) { return l.same_spec(first); })) {
+    out.grouping = KvGrouping::kSingleGroup;
+    out.groups.push_back({first, all});
+    return out;
+  }
+  if (is_uniform_type(layers)) {
+    out.grouping = KvGrouping::kUniformType;
+    out.groups.push_back({first, all});
+    return out;
   }
   // Hybrid: unify page sizes (smaller pages must divide the largest; their block grows by the ratio),
   // then bucket identical specs and cut them into groups of `group_size` layers.
-  kv.grouping = KvGrouping::kHybrid;
+  out.grouping = KvGrouping::kHybrid;
   Bytes page;
-  for (const auto& l : kv.layers) page = std::max(page, l.page_bytes());
-  for (auto& l : kv.layers) {
-    if ((page % l.page_bytes()).count() != 0) {
+  for (const auto& l : layers) page = std::max(page, l.page_bytes());
+  for (auto& l : layers) {
+    if (l.page_bytes() == page) continue;
+    if (!s.unify_page_sizes) {
+      throw InputError(fmt::format("KV page sizes {} and {} bytes differ and this vLLM cannot unify them "
+                                   "(get_kv_cache_groups raises NotImplementedError)",
+                                   l.page_bytes().count(), page.count()));
+    }
+    if ((page % l.page_bytes()).count() != 0 || l.kind == AttentionKind::kMamba) {
       throw InputError(fmt::format("KV page sizes {} and {} bytes cannot be unified (vLLM raises NotImplementedError "
                                    "in unify_kv_cache_spec_page_size)",
                                    l.page_bytes().count(), page.count()));
     }
     l.block_size *= page / l.page_bytes();
   }
-  kv.page_bytes = page;
-  std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t, std::int64_t>, std::pair<KvLayer, std::int64_t>>
-      buckets;
-  for (const auto& l : kv.layers) {
-    auto& entry =
-        buckets[{static_cast<int>(l.kind), l.token_bytes.count(), l.block_size, l.window, l.state_bytes.count()}];
-    entry.first = l;
-    entry.second += 1;
+  out.page = page;
+  std::vector<Bucket> buckets;
+  for (const auto& l : layers) {
+    auto it = std::find_if(buckets.begin(), buckets.end(), [&](const Bucket& b) { return b.spec.same_spec(l); });
+    if (it == buckets.end()) {
+      buckets.push_back({l, {}});
+      it = buckets.end() - 1;
+    }
+    it->layers.push_back(l.index);
   }
-  std::int64_t min_count = n, max_count = 0;
-  for (const auto& [key, entry] : buckets) {
-    min_count = std::min(min_count, entry.second);
-    max_count = std::max(max_count, entry.second);
+  std::size_t min_count = layers.size(), max_count = 0;
+  for (const auto& b : buckets) {
+    min_count = std::min(min_count, b.layers.size());
+    max_count = std::max(max_count, b.layers.size());
   }
-  // _get_kv_cache_groups_uniform_page_size: the smallest bucket sets the group size, unless the
-  // largest is under 1.5x the smallest (then padding the small buckets wastes less).
-  kv.group_size = 2 * max_count < 3 * min_count ? max_count : min_count;
-  for (const auto& [key, entry] : buckets) {
-    const std::int64_t count = entry.second;
-    const std::int64_t num = cdiv(count, kv.group_size);
-    for (std::int64_t g = 0; g < num; ++g) {
-      // layers[i::num] → group g holds ceil((count - g) / num) layers.
-      kv.groups.push_back({entry.first, cdiv(count - g, num)});
+  // The smallest bucket sets the group size, unless the largest is under `hybrid_group_ratio` x the
+  // smallest (then padding the small buckets wastes less).
+  const auto group_size = static_cast<double>(max_count) < s.hybrid_group_ratio * static_cast<double>(min_count)
+                              ? max_count
+                              : min_count;
+  for (const auto& b : buckets) {
+    const std::size_t num = (b.layers.size() + group_size - 1) / group_size;
+    for (std::size_t g = 0; g < num; ++g) {
+      Bucket group{b.spec, {}};
+      for (std::size_t i = g; i < b.layers.size(); i += num) group.layers.push_back(b.layers[i]);  // layers[g::num]
+      out.groups.push_back(std::move(group));
     }
   }
+  return out;
+}
+
+// unify_hybrid_kv_cache_specs: with the hybrid manager off, sliding-window and chunked layers become full
+// attention (keeping their page) when the model has full attention; anything still mixed is refused.
+void disable_hybrid_manager(std::vector<KvLayer>& layers) {
+  if (layers.empty()) return;
+  const KvLayer& first = layers.front();
+  if (std::all_of(layers.begin(), layers.end(), [&](const KvLayer& l) { return l.same_spec(first); }) ||
+      is_uniform_type(layers)) {
+    return;
+  }
+  const bool has_full = std::any_of(layers.begin(), layers.end(), [](const KvLayer& l) { return full_like(l.kind); });
+  if (has_full) {
+    std::vector<std::int64_t> windows;
+    for (auto& l : layers) {
+      if (l.kind != AttentionKind::kSlidingWindow && l.kind != AttentionKind::kChunkedLocal) continue;
+      if (l.kind == AttentionKind::kSlidingWindow && std::find(windows.begin(), windows.end(), l.window) == windows.end()) {
+        windows.push_back(l.window);
+      }
+      l.kind = AttentionKind::kFull;
+      l.window = 0;
+    }
+    if (windows.size() > 1) {
+      throw InputError(fmt::format("with the hybrid KV cache manager off, vLLM merges the sliding windows {} into one "
+                                   "full-attention spec and raises ValueError (merge_window_sizes)",
+                                   fmt::join(windows, ", ")));
+    }
+  }
+  if (!is_uniform_type(layers) &&
+      !std::all_of(layers.begin(), layers.end(), [&](const KvLayer& l) { return l.same_spec(layers.front()); })) {
+    throw InputError("Hybrid KV cache manager is disabled but failed to convert the KV cache specs to one unified "
+                     "type (vLLM raises ValueError: this model's layers cannot share one spec, e.g. Mamba states "
+                     "beside attention)");
+  }
+}
+
+bool skips(const KvCacheSettings& s, const LayerSpec& layer) {
+  if (s.skip_sliding_window && layer.attention.kind == AttentionKind::kSlidingWindow) return true;
+  return std::find(s.skip_layers.begin(), s.skip_layers.end(), layer.index) != s.skip_layers.end();
 }
 
 }  // namespace
 
-KvCacheLayout make_kv_cache_layout(const ModelSpec& model, const ParallelLayout& layout, const KvCacheDtype& dtype,
-                                   std::int64_t block_size, std::int64_t max_num_batched_tokens,
-                                   MambaCacheMode mamba_cache_mode) {
+KvCacheLayout make_kv_cache_layout(const ModelSpec& model, const ParallelLayout& layout, const KvCacheSettings& s,
+                                   const std::vector<Bytes>& mamba_state_bytes) {
   KvCacheLayout kv;
   kv.dcp = layout.dcp;
-  kv.max_num_batched_tokens = max_num_batched_tokens;
-  auto add = [&](const AttentionSpec& a) {
+  kv.max_num_batched_tokens = s.max_num_batched_tokens;
+  kv.need = s.need;
+  std::vector<KvLayer> layers;
+  for (const LayerSpec& layer : model.layers) {
+    const AttentionKind kind = layer.attention.kind;
+    if (kind == AttentionKind::kNone) continue;
     KvLayer l;
-    l.kind = a.kind;
-    l.token_bytes = layer_kv_bytes_per_token(a, layout.tp, dtype);
-    l.block_size = block_size;
-    l.window = a.window;
-    kv.layers.push_back(l);
-  };
-  Bytes mamba_state;
-  for (std::int64_t i = layout.first_layer; i < layout.end_layer; ++i) {
-    const LayerSpec& layer = model.layers[static_cast<std::size_t>(i)];
-    if (layer.attention.kind == AttentionKind::kNone) continue;
-    if (layer.attention.kind == AttentionKind::kMamba) {
-      // MambaSpec.page_size_bytes: conv state + temporal state of this rank's channels and heads.
-      const MambaState& st = layer.attention.state;
-      KvLayer l;
-      l.kind = AttentionKind::kMamba;
-      l.state_bytes = Bytes(st.conv_channels / layout.tp * st.conv_width * element_bytes(st.conv_dtype) +
-                            st.ssm_heads / layout.tp * st.ssm_head_elements * element_bytes(st.ssm_dtype));
-      l.state_blocks = mamba_cache_mode == MambaCacheMode::kAlign ? 2 : 1;
-      mamba_state = std::max(mamba_state, l.state_bytes);
-      kv.layers.push_back(l);
+    l.index = layer.index;
+    l.kind = kind;
+    if (kind == AttentionKind::kMamba) {
+      // MambaSpec: the state, padded to one attention page (page_size_padded) when the model has
+      // attention layers.
+      const auto i = static_cast<std::size_t>(layer.index);
+      l.state_bytes = s.mamba_state_page.count() > 0 ? s.mamba_state_page
+                                                     : (i < mamba_state_bytes.size() ? mamba_state_bytes[i] : Bytes(0));
+      l.state_blocks = s.mamba_state_blocks;
+      l.mamba_block_size = s.mamba_block_size;
+      l.block_size = l.registered_block_size = std::max<std::int64_t>(1, s.mamba_block_size);
+      layers.push_back(l);
       continue;
     }
+    // Attention.__init__: --kv-cache-dtype-skip-layers keeps these layers in the model dtype (MLA layers
+    // do not read the list in the versions modelled).
+    const KvCacheDtype& dtype = kind != AttentionKind::kMla && skips(s, layer) ? s.skip_dtype : s.dtype;
+    auto add = [&](const AttentionSpec& a) {
+      KvLayer x = l;
+      x.kind = a.kind;
+      x.token_bytes = layer_kv_bytes_per_token(a, layout.tp, dtype);
+      x.block_size = x.registered_block_size = s.block_size;
+      x.window = a.window;
+      layers.push_back(x);
+    };
     add(layer.attention);
     for (const auto& extra : layer.extra_kv) add(extra);
   }
-  if (mamba_state.count() > 0) {
-    // _align_hybrid_block_size: the attention block grows (in steps of 16 tokens) until one attention
-    // page holds a state; the states are then padded to exactly one attention page.
-    Bytes attention_token_bytes;
-    for (const auto& l : kv.layers) {
-      if (l.kind != AttentionKind::kMamba) attention_token_bytes = std::max(attention_token_bytes, l.token_bytes);
-    }
-    if (attention_token_bytes.count() > 0) {
-      const std::int64_t needed_block = 16 * cdiv(mamba_state, attention_token_bytes * 16);
-      const std::int64_t raised = std::max(block_size, needed_block);
-      for (auto& l : kv.layers) {
-        if (l.kind == AttentionKind::kMamba) {
-          l.state_bytes = attention_token_bytes * raised;
-        } else {
-          l.block_size = raised;
-        }
-      }
-    }
+  if (layout.dcp > 1 && std::any_of(layers.begin(), layers.end(), [](const KvLayer& l) {
+        return l.kind == AttentionKind::kSlidingWindow;
+      }) && s.hybrid_manager) {
+    throw InputError(fmt::format("--decode-context-parallel-size {}: vLLM does not support it with sliding-window "
+                                 "layers (SlidingWindowSpec asserts \"DCP not support sliding window.\")",
+                                 layout.dcp));
   }
-  group_layers(kv);
+  if (!s.hybrid_manager) disable_hybrid_manager(layers);
+  const auto on_worker = [&](std::int64_t index) { return index >= layout.first_layer && index < layout.end_layer; };
+  const GlobalGroups global = group_layers(layers, s);  // unifies the block sizes in `layers`
+  kv.all_layers = layers;
+  kv.grouping = global.grouping;
+  for (const auto& l : layers) {
+    if (on_worker(l.index)) kv.layers.push_back(l);
+  }
+  // _project_kv_cache_groups_to_worker: every group kept, holding only this worker's layers.
+  for (const auto& g : global.groups) {
+    KvGroup group{g.spec, 0, static_cast<std::int64_t>(g.layers.size())};
+    group.num_layers = std::count_if(g.layers.begin(), g.layers.end(), on_worker);
+    kv.group_size = std::max(kv.group_size, group.num_layers);
+    kv.global_group_size = std::max(kv.global_group_size, group.global_layers);
+    kv.groups.push_back(group);
+  }
+  switch (kv.grouping) {
+    case KvGrouping::kEmpty: break;
+    case KvGrouping::kHybrid: kv.page_bytes = global.page; break;
+    case KvGrouping::kSingleGroup: kv.page_bytes = kv.groups.front().spec.page_bytes(); break;
+    case KvGrouping::kUniformType:
+      for (const auto& l : kv.layers) kv.page_bytes += l.page_bytes();
+      break;
+  }
+  if (kv.grouping != KvGrouping::kEmpty && kv.group_size == 0) {
+    throw InputError(fmt::format("pipeline stage with decoder layers [{}, {}) holds no KV-cache layer while other "
+                                 "stages do; vLLM's get_kv_cache_config_from_groups asserts group_size > 0",
+                                 layout.first_layer, layout.end_layer));
+  }
   return kv;
 }
 
@@ -202,8 +361,8 @@ Bytes KvCacheLayout::bytes_per_token() const {
 Bytes KvCacheLayout::block_bytes() const {
   switch (grouping) {
     case KvGrouping::kEmpty: return Bytes(0);
-    case KvGrouping::kSingleGroup: return page_bytes * group_size;
     case KvGrouping::kUniformType: return page_bytes;
+    case KvGrouping::kSingleGroup:
     case KvGrouping::kHybrid: return page_bytes * group_size;
   }
   return Bytes(0);
@@ -211,59 +370,48 @@ Bytes KvCacheLayout::block_bytes() const {
 
 Bytes KvCacheLayout::needed(std::int64_t m) const {
   const std::int64_t t = max_num_batched_tokens;
-  switch (grouping) {
-    case KvGrouping::kEmpty: return Bytes(0);
-    case KvGrouping::kSingleGroup:
-      return groups.front().spec.max_memory_usage(m, t, dcp) * group_size;
-    case KvGrouping::kUniformType: {
-      Bytes sum;
-      for (const auto& l : layers) sum += l.max_memory_usage(m, t, dcp);
-      return sum;
-    }
-    case KvGrouping::kHybrid: {
-      // Padding-aware: every group reserves group_size layers' worth of pages.
-      std::int64_t blocks = 0;
-      for (const auto& g : groups) blocks += cdiv(g.spec.max_memory_usage(m, t, dcp), page_bytes);
-      return page_bytes * group_size * blocks;
-    }
+  if (grouping == KvGrouping::kEmpty) return Bytes(0);
+  if (need == KvNeedRule::kPerLayerSum) {
+    Bytes sum;
+    for (const auto& l : layers) sum += l.registered_max_memory_usage(m, t, dcp);
+    return sum;
   }
-  return Bytes(0);
+  const bool global = need == KvNeedRule::kGlobalFirstGroup;
+  if (grouping == KvGrouping::kUniformType) {
+    Bytes sum;
+    for (const auto& l : global ? all_layers : layers) sum += l.max_memory_usage(m, t, dcp);
+    return sum;
+  }
+  // group_size pools, each shared by one layer of every group: group_size · page · blocks needed.
+  const Bytes page = groups.front().spec.page_bytes();
+  std::int64_t blocks = 0;
+  if (need == KvNeedRule::kWorkerGroups) {
+    for (const auto& g : groups) blocks += cdiv(g.spec.max_memory_usage(m, t, dcp), page);
+  } else {
+    blocks = cdiv(groups.front().spec.max_memory_usage(m, t, dcp), page);  // the first group only
+  }
+  return page * (global ? global_group_size : group_size) * blocks;
 }
 
 std::int64_t KvCacheLayout::num_blocks(Bytes available) const {
   if (available.count() <= 0 || grouping == KvGrouping::kEmpty) return 0;
-  switch (grouping) {
-    case KvGrouping::kSingleGroup:
-    case KvGrouping::kHybrid:
-      return available / page_bytes / group_size;
-    case KvGrouping::kUniformType:
-      return available / page_bytes;
-    case KvGrouping::kEmpty: break;
-  }
-  return 0;
+  if (grouping == KvGrouping::kUniformType) return available / page_bytes;
+  return available / page_bytes / group_size;
 }
 
 std::int64_t KvCacheLayout::blocks_per_request(std::int64_t m) const {
   if (grouping == KvGrouping::kEmpty) return 1;
   const std::int64_t t = max_num_batched_tokens;
-  Bytes per_request;
-  switch (grouping) {
-    case KvGrouping::kSingleGroup:
-      per_request = groups.front().spec.max_memory_usage(m, t, dcp);
-      break;
-    case KvGrouping::kUniformType: {
-      // UniformTypeKVCacheSpecs.max_memory_usage_bytes: the most blocks any layer needs × Σ pages.
-      std::int64_t most = 0;
-      for (const auto& l : layers) most = std::max(most, cdiv(l.max_memory_usage(m, t, dcp), l.page_bytes()));
-      return most;
-    }
-    case KvGrouping::kHybrid:
-      for (const auto& g : groups) per_request += g.spec.max_memory_usage(m, t, dcp);
-      break;
-    case KvGrouping::kEmpty: break;
+  if (grouping == KvGrouping::kUniformType) {
+    // UniformTypeKVCacheSpecs.max_memory_usage_bytes: the most blocks any layer needs × Σ pages.
+    std::int64_t most = 0;
+    for (const auto& l : layers) most = std::max(most, cdiv(l.max_memory_usage(m, t, dcp), l.page_bytes()));
+    return most;
   }
   // n_lpg · Σ max_memory_usage / (page · n_lpg): the group size cancels.
-  return cdiv(per_request, page_bytes);
+  Bytes per_request;
+  for (const auto& g : groups) per_request += g.spec.max_memory_usage(m, t, dcp);
+  return cdiv(per_request, groups.front().spec.page_bytes());
 }
 
 std::int64_t KvCacheLayout::num_groups() const {
@@ -272,18 +420,20 @@ std::int64_t KvCacheLayout::num_groups() const {
 
 std::int64_t KvCacheLayout::min_block_size() const {
   std::int64_t smallest = 0;
-  for (const auto& l : layers) {
-    if (l.kind == AttentionKind::kMamba) continue;
-    smallest = smallest == 0 ? l.block_size : std::min(smallest, l.block_size);
+  for (const auto& g : groups) {
+    if (g.spec.kind == AttentionKind::kMamba) continue;
+    smallest = smallest == 0 ? g.spec.block_size : std::min(smallest, g.spec.block_size);
   }
   return smallest == 0 ? 16 : smallest;
 }
 
 std::int64_t KvCacheLayout::attention_block_size() const {
-  for (const auto& l : layers) {
-    if (l.kind != AttentionKind::kMamba) return l.block_size;
+  std::int64_t smallest = 0;
+  for (const auto& g : groups) {
+    if (g.spec.kind == AttentionKind::kMamba) continue;
+    smallest = smallest == 0 ? g.spec.block_size : std::min(smallest, g.spec.block_size);
   }
-  return 0;
+  return smallest;
 }
 
 std::int64_t largest_fitting_length(const KvCacheLayout& kv, Bytes available, std::int64_t upper) {

@@ -45,6 +45,14 @@ void check_deployment_limits(const Deployment& d) {
   if (d.max_num_seqs) in_range("--max-num-seqs", *d.max_num_seqs, 1, kMaxNumSeqs);
   if (d.max_num_batched_tokens) in_range("--max-num-batched-tokens", *d.max_num_batched_tokens, 1, kMaxBatchedTokens);
   if (d.block_size) in_range("--block-size", *d.block_size, 1, kMaxBlockSize);
+  if (d.mamba_block_size) in_range("--mamba-block-size", *d.mamba_block_size, 1, kMaxMambaBlockSize);
+  if (d.num_gpu_blocks_override) {
+    in_range("--num-gpu-blocks-override", *d.num_gpu_blocks_override, 1, kMaxNumGpuBlocks);
+  }
+  if (static_cast<std::int64_t>(d.kv_cache_dtype_skip_layers.size()) > kMaxSkipLayers) {
+    throw InputError(fmt::format("--kv-cache-dtype-skip-layers: {} entries, expected at most {}",
+                                 d.kv_cache_dtype_skip_layers.size(), kMaxSkipLayers));
+  }
   if (d.kv_cache_memory) in_range("--kv-cache-memory-bytes", d.kv_cache_memory->count(), 0, kMaxKvCacheMemory.count());
 }
 

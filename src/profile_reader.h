@@ -4,11 +4,19 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "gpubudget/vllm_profile.h"
 
 namespace gpubudget::detail {
 
 // Throws InputError naming the file, the JSON pointer and the value when the text is not a profile.
-VllmProfile parse_vllm_profile(const std::string& text, const std::string& path);
+// A profile may extend another of its directory ("extends": "0.13"): it is that profile with its own
+// keys merged over it (RFC 7386 JSON Merge Patch).
+// A base is looked for beside the file, then in `base_profiles` (when not empty).
+VllmProfile parse_vllm_profile(const std::string& text, const std::string& path, const std::string& base_profiles = "");
+// The profile document with its "extends" chain applied (no "extends" left); throws InputError.
+nlohmann::json resolve_profile_json(const std::string& text, const std::string& path,
+                                    const std::string& base_profiles = "");
 
 }  // namespace gpubudget::detail

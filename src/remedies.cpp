@@ -35,7 +35,7 @@ std::vector<Remedy> find_remedies(const ModelSpec& model, const std::vector<GpuS
     modify(d);
     try {
       const FitResult r = fit(model, gpus, d, profile, memo);
-      Remedy remedy{change, std::move(flags), r.max_model_len, r.fits, r.start_blocker, !r.vllm_would_start};
+      Remedy remedy{change, std::move(flags), r.max_model_len, r.kv_fits, r.start_blocker, !r.vllm_would_start};
       if (remedy.caveat.empty()) remedy.caveat = extra_caveat;
       if (remedy.max_model_len > base.max_model_len) out.push_back(std::move(remedy));
     } catch (const InputError&) {

@@ -1,6 +1,7 @@
 // vLLM version profiles: configs/vllm/<version>.json.
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -23,14 +24,168 @@ Bytes gib_field(const detail::JsonReader& r, std::string_view key) {
   return bytes_from_double(r.number(key, 0, 1024) * static_cast<double>(kGiB));
 }
 
+// The keys of the "kv_cache" object (KvCacheRules).
+void read_kv_cache_rules(const detail::JsonReader& k, KvCacheRules& rules) {
+  k.reject_unknown_keys({"kv_cache_dtypes", "block_sizes", "user_block_size", "need", "hybrid_group_ratio",
+                         "unify_page_sizes", "auto_fit_max_model_len", "num_gpu_blocks_override", "skip_layers",
+                         "modelopt_kv_cache_dtypes", "compressed_tensors_kv_scheme", "fp8_ds_mla_architectures",
+                         "chunked_local_keeps_hybrid_manager", "kv_connectors_with_hybrid_manager",
+                         "hybrid_manager_flag_overrides", "note"});
+  if (k.has("kv_cache_dtypes")) rules.kv_cache_dtypes = k.string_list("kv_cache_dtypes");
+  for (const auto& name : rules.kv_cache_dtypes) {
+    try {
+      (void)parse_kv_cache_dtype_choice(name, k.path("kv_cache_dtypes"));
+    } catch (const InputError&) {
+      k.fail("kv_cache_dtypes", "--kv-cache-dtype values gpubudget models");
+    }
+  }
+  rules.block_sizes = k.integer_list("block_sizes", 1, 1 << 20);
+  const auto pick = [&](std::string_view key, auto& field, const auto& names) {
+    if (!k.has(key)) return;
+    const auto text = k.string(key);
+    for (const auto& [value, name] : names) {
+      if (text == name) {
+        field = value;
+        return;
+      }
+    }
+    std::string expected;
+    for (const auto& [value, name] : names) expected += (expected.empty() ? "\"" : ", \"") + std::string(name) + "\"";
+    k.fail(key, expected);
+  };
+  pick("user_block_size", rules.user_block_size,
+       std::vector<std::pair<UserBlockSizeRule, std::string_view>>{{UserBlockSizeRule::kForcedByBackend, "forced_by_backend"},
+                                                                   {UserBlockSizeRule::kKernelCompatible, "kernel_compatible"}});
+  pick("need", rules.need,
+       std::vector<std::pair<KvNeedRule, std::string_view>>{{KvNeedRule::kPerLayerSum, "per_layer_sum"},
+                                                            {KvNeedRule::kGlobalFirstGroup, "global_first_group"},
+                                                            {KvNeedRule::kWorkerFirstGroup, "worker_first_group"},
+                                                            {KvNeedRule::kWorkerGroups, "worker_groups"}});
+  pick("num_gpu_blocks_override", rules.num_gpu_blocks_override,
+       std::vector<std::pair<BlocksOverrideRule, std::string_view>>{{BlocksOverrideRule::kReplacesBlocks, "replaces_blocks"},
+                                                                    {BlocksOverrideRule::kSetsMemory, "sets_memory"}});
+  pick("compressed_tensors_kv_scheme", rules.compressed_tensors_kv_scheme,
+       std::vector<std::pair<CheckpointKvSchemeRule, std::string_view>>{{CheckpointKvSchemeRule::kIgnored, "ignored"},
+                                                                        {CheckpointKvSchemeRule::kForcesFp8, "forces_fp8"},
+                                                                        {CheckpointKvSchemeRule::kAutoBecomesFp8, "auto_becomes_fp8"}});
+  if (k.has("hybrid_group_ratio")) rules.hybrid_group_ratio = k.number("hybrid_group_ratio", 1.0, 100.0);
+  rules.unify_page_sizes = k.boolean("unify_page_sizes", rules.unify_page_sizes);
+  rules.auto_fit_max_model_len = k.boolean("auto_fit_max_model_len", rules.auto_fit_max_model_len);
+  rules.skip_layers = k.boolean("skip_layers", rules.skip_layers);
+  if (k.has("modelopt_kv_cache_dtypes")) {
+    const detail::JsonReader map = k.object("modelopt_kv_cache_dtypes");
+    rules.modelopt_kv_cache_dtypes.clear();
+    for (const auto& [algo, _] : map.value().items()) {
+      rules.modelopt_kv_cache_dtypes.emplace_back(algo, map.string(algo));
+    }
+  }
+  if (k.has("fp8_ds_mla_architectures")) rules.fp8_ds_mla_architectures = k.string_list("fp8_ds_mla_architectures");
+  rules.chunked_local_keeps_hybrid_manager =
+      k.boolean("chunked_local_keeps_hybrid_manager", rules.chunked_local_keeps_hybrid_manager);
+  if (k.has("kv_connectors_with_hybrid_manager")) {
+    rules.kv_connectors_with_hybrid_manager = k.string_list("kv_connectors_with_hybrid_manager");
+  }
+  rules.hybrid_manager_flag_overrides = k.boolean("hybrid_manager_flag_overrides", rules.hybrid_manager_flag_overrides);
+}
+
+// The keys of the "hybrid" object (HybridRules).
+void read_hybrid_rules(const detail::JsonReader& h, HybridRules& rules) {
+  h.reject_unknown_keys({"prefix_caching_default", "prefix_caching", "mamba_prefix_caching_architectures",
+                         "mamba_cache_mode_flag", "mamba_block_size_flag", "alignment", "alignment_unit",
+                         "alignment_unit_mla", "alignment_unit_blackwell_head_256", "align_block_at_most_batched_tokens", "mamba_dtypes",
+                         "gated_delta_net_ssm_dtype_flag", "ssm_dtype_defaults", "note"});
+  rules.prefix_caching_default = h.boolean("prefix_caching_default", rules.prefix_caching_default);
+  if (h.has("prefix_caching")) {
+    rules.prefix_caching = h.string("prefix_caching");
+    if (rules.prefix_caching != "never" && rules.prefix_caching != "supporting_models" &&
+        rules.prefix_caching != "modes") {
+      h.fail("prefix_caching", "\"never\", \"supporting_models\" or \"modes\"");
+    }
+  }
+  if (h.has("mamba_prefix_caching_architectures")) {
+    rules.mamba_prefix_caching_architectures = h.string_list("mamba_prefix_caching_architectures");
+  }
+  rules.mamba_cache_mode_flag = h.boolean("mamba_cache_mode_flag", rules.mamba_cache_mode_flag);
+  rules.mamba_block_size_flag = h.boolean("mamba_block_size_flag", rules.mamba_block_size_flag);
+  if (h.has("alignment")) {
+    rules.alignment = h.string("alignment");
+    if (rules.alignment != "fixed" && rules.alignment != "kernel") h.fail("alignment", "\"fixed\" or \"kernel\"");
+  }
+  if (h.has("alignment_unit")) rules.alignment_unit = h.integer("alignment_unit", 1, 4096);
+  if (h.has("alignment_unit_mla")) rules.alignment_unit_mla = h.integer("alignment_unit_mla", 1, 4096);
+  if (h.has("alignment_unit_blackwell_head_256")) {
+    rules.alignment_unit_blackwell_head_256 = h.integer("alignment_unit_blackwell_head_256", 0, 4096);
+  }
+  rules.align_block_at_most_batched_tokens =
+      h.boolean("align_block_at_most_batched_tokens", rules.align_block_at_most_batched_tokens);
+  if (h.has("mamba_dtypes")) rules.mamba_dtypes = h.string_list("mamba_dtypes");
+  for (const auto& name : rules.mamba_dtypes) {
+    try {
+      (void)parse_mamba_dtype_choice(name, h.path("mamba_dtypes"));
+    } catch (const InputError&) {
+      h.fail("mamba_dtypes", "MambaDType values (auto, float32, float16, bfloat16)");
+    }
+  }
+  rules.gated_delta_net_ssm_dtype_flag = h.boolean("gated_delta_net_ssm_dtype_flag", rules.gated_delta_net_ssm_dtype_flag);
+  if (h.has("ssm_dtype_defaults")) {
+    const auto& list = h.value()["ssm_dtype_defaults"];
+    if (!list.is_array()) h.fail("ssm_dtype_defaults", "an array");
+    rules.ssm_dtype_defaults.clear();
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const detail::JsonReader e(list[i], h.file(), fmt::format("{}/{}", h.path("ssm_dtype_defaults"), i));
+      e.reject_unknown_keys({"architectures", "fallback"});
+      SsmDtypeDefault rule{e.string_list("architectures"), e.optional_string("fallback").value_or("")};
+      if (!rule.fallback.empty() && !parse_torch_dtype(rule.fallback)) e.fail("fallback", "a torch dtype name");
+      rules.ssm_dtype_defaults.push_back(std::move(rule));
+    }
+  }
+}
+
 }  // namespace
 
-VllmProfile detail::parse_vllm_profile(const std::string& text, const std::string& path) {
-  const nlohmann::json json = detail::parse_json(text, path);
+nlohmann::json detail::resolve_profile_json(const std::string& text, const std::string& path,
+                                            const std::string& base_profiles) {
+  nlohmann::json json = detail::parse_json(text, path);
+  std::vector<std::string> chain = {path};
+  // "extends": the profile is its base (a file of the same directory) with these keys replaced,
+  // JSON Merge Patch (RFC 7386) style: objects merge key by key, anything else replaces.
+  while (json.is_object() && json.contains("extends")) {
+    const detail::JsonReader r(json, chain.back());
+    const auto base_name = r.string("extends");
+    if (base_name.empty() || base_name.find('/') != std::string::npos || base_name.find('\\') != std::string::npos ||
+        base_name.find("..") != std::string::npos) {
+      r.fail("extends", "the name of a profile in the same directory (\"0.13\")");
+    }
+    auto base_path = (std::filesystem::path(chain.back()).parent_path() / (base_name + ".json")).string();
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(base_path, ec) && !base_profiles.empty()) {
+      base_path = (std::filesystem::path(base_profiles) / (base_name + ".json")).string();
+    }
+    if (std::find(chain.begin(), chain.end(), base_path) != chain.end() || chain.size() > 16) {
+      r.fail("extends", "a chain of profiles without a cycle (at most 16)");
+    }
+    nlohmann::json base = detail::parse_json(detail::read_text_file(base_path), base_path);
+    if (!base.is_object()) detail::JsonReader(base, base_path).fail("", "a JSON object");
+    json.erase("extends");
+    const bool base_extends = base.contains("extends");
+    nlohmann::json next_extends = base_extends ? base["extends"] : nlohmann::json();
+    base.erase("extends");
+    base.merge_patch(json);
+    json = std::move(base);
+    if (base_extends) json["extends"] = next_extends;
+    chain.push_back(base_path);
+  }
+  return json;
+}
+
+VllmProfile detail::parse_vllm_profile(const std::string& text, const std::string& path,
+                                       const std::string& base_profiles) {
+  const nlohmann::json json = detail::resolve_profile_json(text, path, base_profiles);
   const detail::JsonReader r(json, path);
   r.reject_unknown_keys({"schema_version", "version", "description", "default_gpu_memory_utilization",
-                         "charges_cudagraph_memory", "kv_tokens_from_concurrency", "mamba_cache_mode", "messages", "batch_defaults",
-                         "attention_backends", "mxfp4_moe_backends", "overheads", "calibration", "sources"});
+                         "charges_cudagraph_memory", "kv_tokens_from_concurrency", "kv_cache", "hybrid", "messages",
+                         "batch_defaults", "attention_backends", "mxfp4_moe_backends", "overheads", "calibration",
+                         "sources"});
   if (r.integer("schema_version", 1, 1) != 1) r.fail("schema_version", "1");
   VllmProfile p;
   p.source = path;
@@ -39,13 +194,11 @@ VllmProfile detail::parse_vllm_profile(const std::string& text, const std::strin
   p.default_gpu_memory_utilization = r.number("default_gpu_memory_utilization", 0.01, 1.0);
   p.charges_cudagraph_memory = r.boolean("charges_cudagraph_memory", false);
   p.kv_tokens_from_concurrency = r.boolean("kv_tokens_from_concurrency", false);
-  if (r.has("mamba_cache_mode")) {
-    try {
-      p.mamba_cache_mode = parse_mamba_cache_mode(r.string("mamba_cache_mode"), r.path("mamba_cache_mode"));
-    } catch (const InputError&) {
-      r.fail("mamba_cache_mode", "\"none\" or \"align\"");
-    }
-  }
+  p.kv_cache.kv_cache_dtypes = {"auto", "bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla",
+                                "int8_per_token_head", "fp8_per_token_head", "nvfp4"};
+  p.kv_cache.modelopt_kv_cache_dtypes = {{"fp8", "fp8_e4m3"}, {"nvfp4", "nvfp4"}};
+  if (r.has("kv_cache")) read_kv_cache_rules(r.object("kv_cache"), p.kv_cache);
+  if (r.has("hybrid")) read_hybrid_rules(r.object("hybrid"), p.hybrid);
 
   const detail::JsonReader m = r.object("messages");
   m.reject_unknown_keys({"kv_cache_too_small", "estimate_sentence", "no_kv_memory", "gib_format"});
@@ -80,7 +233,9 @@ VllmProfile detail::parse_vllm_profile(const std::string& text, const std::strin
   for (std::size_t i = 0; i < backends.size(); ++i) {
     const detail::JsonReader b(backends[i], path, fmt::format("/attention_backends/{}", i));
     b.reject_unknown_keys({"name", "kind", "platform", "compute_capability_majors", "kv_cache_dtypes", "block_size",
-                           "quantized_kv_layout", "note"});
+                           "kernel_block_sizes", "kernel_block_multiple", "ignores_user_block_size",
+                           "max_query_heads_per_rank", "qk_nope_head_dim", "quantized_kv_layout",
+                           "auto_kv_cache_dtype", "note"});
     AttentionBackend a;
     a.name = b.string("name");
     const auto kind = b.string("kind");
@@ -98,6 +253,16 @@ VllmProfile detail::parse_vllm_profile(const std::string& text, const std::strin
     }
     a.kv_cache_dtypes = b.string_list("kv_cache_dtypes");
     a.block_size = b.integer("block_size", 1, 4096);
+    a.kernel_block_sizes = b.integer_list("kernel_block_sizes", 1, 4096);
+    a.kernel_block_multiple = b.optional_integer("kernel_block_multiple", 1, 4096).value_or(0);
+    if (!a.kernel_block_sizes.empty() && a.kernel_block_multiple > 0) {
+      b.fail("kernel_block_multiple", "absent when kernel_block_sizes is given");
+    }
+    a.ignores_user_block_size = b.boolean("ignores_user_block_size", false);
+    a.max_query_heads_per_rank = b.optional_integer("max_query_heads_per_rank", 1, 1 << 20).value_or(0);
+    a.qk_nope_head_dim = b.optional_integer("qk_nope_head_dim", 1, 1 << 20).value_or(0);
+    a.auto_kv_cache_dtype = b.optional_string("auto_kv_cache_dtype").value_or("");
+    if (!a.supports_block_size(a.block_size)) b.fail("block_size", "a size the backend's kernel_block_sizes run");
     p.attention_backends.push_back(std::move(a));
   }
   if (json.contains("mxfp4_moe_backends")) {
@@ -105,14 +270,28 @@ VllmProfile detail::parse_vllm_profile(const std::string& text, const std::strin
     if (!mx.is_array()) r.fail("mxfp4_moe_backends", "an array");
     for (std::size_t i = 0; i < mx.size(); ++i) {
       const detail::JsonReader b(mx[i], path, fmt::format("/mxfp4_moe_backends/{}", i));
-      b.reject_unknown_keys({"name", "compute_capability_majors", "intermediate_align", "hidden_align"});
+      b.reject_unknown_keys({"name", "compute_capability_majors", "intermediate_align", "hidden_align",
+                             "swizzle_value_align", "swizzle_scale_align", "keeps_checkpoint_scales", "bias_bytes",
+                             "note"});
       Mxfp4MoeBackend backend;
       backend.name = b.string("name");
       for (const auto cc : b.integer_list("compute_capability_majors", 1, 100)) {
         backend.compute_capability_majors.push_back(static_cast<int>(cc));
       }
-      backend.intermediate_align = b.integer("intermediate_align", 1, 4096);
-      backend.hidden_align = b.integer("hidden_align", 1, 4096);
+      Mxfp4Packing& x = backend.packing;
+      x.intermediate_align = b.integer("intermediate_align", 1, 4096);
+      x.hidden_align = b.integer("hidden_align", 1, 4096);
+      const auto pair = [&](std::string_view key, std::int64_t& rows, std::int64_t& k) {
+        if (!b.has(key)) return;
+        const auto v = b.integer_list(key, 1, 4096);
+        if (v.size() != 2) b.fail(key, "[rows, K] alignments");
+        rows = v[0];
+        k = v[1];
+      };
+      pair("swizzle_value_align", x.value_row_align, x.value_k_align);
+      pair("swizzle_scale_align", x.scale_row_align, x.scale_k_align);
+      x.keeps_checkpoint_scales = b.boolean("keeps_checkpoint_scales", false);
+      x.bias_bytes = b.optional_integer("bias_bytes", 2, 4).value_or(2);
       p.mxfp4_moe_backends.push_back(std::move(backend));
     }
   }
@@ -198,6 +377,12 @@ VllmProfile load_vllm_profile_file(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) throw InputError(fmt::format("{}: no such profile file", path));
   return parse_profile(path);
+}
+
+VllmProfile load_vllm_profile_file(const std::string& path, const ConfigDir& configs) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) throw InputError(fmt::format("{}: no such profile file", path));
+  return detail::parse_vllm_profile(detail::read_text_file(path), path, (configs.root / "vllm").string());
 }
 
 std::vector<std::string> list_vllm_profiles(const ConfigDir& configs) {

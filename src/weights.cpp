@@ -131,11 +131,21 @@ Bytes experts_bytes(const ExpertsModule& e, const ParallelLayout& layout) {
       break;
     case QuantKind::kMxfp4: {
       // Mxfp4MoEMethod: sizes padded per backend, then w13 [2I, H/2] u8 + scales [2I, H/32] u8 +
-      // bias [2I] bf16, w2 [H, I/2] + scales [H, I/32] + bias [H] bf16.
-      const std::int64_t Ip = round_up(I, layout.mxfp4_intermediate_align);
-      const std::int64_t Hp = round_up(H, layout.mxfp4_hidden_align);
+      // bias [2I], w2 [H, I/2] + scales [H, I/32] + bias [H]. The Triton backend swizzles values and
+      // scales into padded tiles and keeps the checkpoint-shaped scales too (docs/methodology.md §MXFP4).
+      const Mxfp4Packing& x = layout.mxfp4;
+      const std::int64_t Ip = round_up(I, x.intermediate_align);
+      const std::int64_t Hp = round_up(H, x.hidden_align);
       const std::int64_t n13 = gates * Ip;
-      per_expert = n13 * Hp / 2 + n13 * cdiv(Hp, 32) + n13 * 2 + Hp * Ip / 2 + Hp * cdiv(Ip, 32) + Hp * 2;
+      const std::int64_t values =
+          round_up(n13, x.value_row_align) * round_up(Hp / 2, x.value_k_align) +
+          round_up(Hp, x.value_row_align) * round_up(Ip / 2, x.value_k_align);
+      const std::int64_t plain_scales = n13 * cdiv(Hp, 32) + Hp * cdiv(Ip, 32);
+      const std::int64_t scales =
+          round_up(n13, x.scale_row_align) * round_up(cdiv(Hp, 32), x.scale_k_align) +
+          round_up(Hp, x.scale_row_align) * round_up(cdiv(Ip, 32), x.scale_k_align) +
+          (x.keeps_checkpoint_scales ? plain_scales : 0);
+      per_expert = values + scales + (n13 + Hp) * x.bias_bytes;
       break;
     }
     case QuantKind::kIntPacked:

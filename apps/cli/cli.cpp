@@ -71,17 +71,36 @@ void add_fit_options(CLI::App& fit, FitOptions& o) {
   fit.add_option("--decode-context-parallel-size", d.decode_context_parallel_size, "-dcp: decode context parallel")
       ->check(within(1, kMaxDecodeContextParallelSize));
   fit.add_option("--pp-layer-partition", o.pp_layer_partition, "decoder layers per stage, e.g. 31,30 (VLLM_PP_LAYER_PARTITION)");
-  fit.add_option("--vllm-env", o.vllm_env, "VLLM_PP_LAYER_PARTITION=... or VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0|1");
+  fit.add_option("--vllm-env", o.vllm_env, "VLLM_PP_LAYER_PARTITION=..., VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0|1, "
+                 "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=0|1");
   fit.add_option("--gpu-memory-utilization", d.gpu_memory_utilization, "fraction of the GPU vLLM may use");
   fit.add_option("--dtype", o.dtype, "auto, bfloat16, float16, float32: unquantized weights and auto KV dtype");
-  fit.add_option("--kv-cache-dtype", o.kv_cache_dtype, "auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2, fp8_ds_mla");
+  fit.add_option("--kv-cache-dtype", o.kv_cache_dtype,
+                 "auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2, fp8_inc, fp8_ds_mla, nvfp4, int8_per_token_head, "
+                 "fp8_per_token_head (as the version accepts)");
   fit.add_option("--max-model-len", o.max_model_len, "length to judge: N, 128k, auto or -1 (default: model maximum)");
   fit.add_option("--max-num-seqs", d.max_num_seqs, "default: vLLM's for the GPU")->check(within(1, kMaxNumSeqs));
   fit.add_option("--max-num-batched-tokens", o.max_num_batched_tokens, "default: vLLM's for the GPU");
   fit.add_option("--block-size", d.block_size, "default: the attention backend's")->check(within(1, kMaxBlockSize));
   add_startup_flags(fit, d);
   fit.add_option("--entry-point", o.entry_point, "serve (vllm serve, default) or llm (the offline LLM class): scheduler defaults");
-  fit.add_option("--mamba-cache-mode", o.mamba_cache_mode, "hybrid models: none or align (default: the version's)");
+  fit.add_option("--mamba-cache-mode", o.mamba_cache_mode, "hybrid models: none, align or all (default: from prefix caching)");
+  fit.add_flag("--enable-prefix-caching", o.enable_prefix_caching, "prefix caching on (hybrid models: mamba align mode)");
+  fit.add_flag("--no-enable-prefix-caching", o.no_enable_prefix_caching, "prefix caching off");
+  fit.add_option("--mamba-cache-dtype", o.mamba_cache_dtype, "hybrid models: auto, float32, float16, bfloat16");
+  fit.add_option("--mamba-ssm-cache-dtype", o.mamba_ssm_cache_dtype, "hybrid models' SSM state: auto, float32, ...");
+  fit.add_option("--mamba-block-size", d.mamba_block_size, "hybrid models, mamba_cache_mode all: tokens per cached state")
+      ->check(within(1, kMaxMambaBlockSize));
+  fit.add_option("--num-gpu-blocks-override", d.num_gpu_blocks_override, "KV blocks vLLM allocates, whatever the memory")
+      ->check(within(1, kMaxNumGpuBlocks));
+  fit.add_option("--kv-cache-dtype-skip-layers", d.kv_cache_dtype_skip_layers,
+                 "layer indices or sliding_window kept in the model dtype (0.19+), comma-separated")
+      ->delimiter(',');
+  fit.add_flag("--disable-hybrid-kv-cache-manager", o.disable_hybrid_kv_cache_manager,
+               "sliding-window and chunked layers at full length");
+  fit.add_flag("--no-disable-hybrid-kv-cache-manager", o.no_disable_hybrid_kv_cache_manager,
+               "keep the hybrid KV cache manager where vLLM allows it");
+  fit.add_option("--kv-transfer-config", o.kv_transfer_config, "JSON; its kv_connector decides the hybrid KV manager");
   fit.add_option("--kv-cache-memory-bytes", o.kv_cache_memory_bytes, "fixed KV budget, bypasses utilization");
   fit.add_flag("--json", o.json, "one JSON document on stdout");
   fit.add_flag("--explain", o.explain, "show the formula and inputs behind each figure");
@@ -168,7 +187,7 @@ int run_calibrate(const CalibrateOptions& o, const ConfigDir& configs, std::ostr
   std::ifstream in(profile);
   if (!in) throw InputError(fmt::format("{}: cannot be read", profile));
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const Calibration c = calibrate_profile(rows, text, profile);
+  const Calibration c = calibrate_profile(rows, text, profile, (configs.root / "vllm").string());
   for (const auto& t : c.terms) {
     err << fmt::format("{:<16} {:>3} rows  rmse {:.3f} GiB\n", t.term, t.rows, t.rmse_gib);
   }

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "cli_errors.h"
 #include "gpubudget/error.h"
@@ -73,11 +74,43 @@ double parse_fraction(const std::string& flag, const std::string& text) {
   return value;
 }
 
-std::optional<std::int64_t> parse_max_model_len(const std::string& text) {
-  if (text == "auto" || text == "-1") return std::nullopt;
+MaxModelLenFlag parse_max_model_len(const std::string& text) {
+  if (text.empty()) return {};
+  if (text == "auto" || text == "-1") return {std::nullopt, true};
   const auto value = parse_human_int("--max-model-len", text);
   if (value < 1) bad("--max-model-len", text, "a positive length, auto or -1");
-  return value;
+  return {value, false};
+}
+
+std::optional<bool> paired_flag(const std::string& flag, bool given, bool negated) {
+  if (given && negated) {
+    throw UsageError(fmt::format("{} and --no-{} contradict each other; give one", flag, flag.substr(2)));
+  }
+  if (!given && !negated) return std::nullopt;
+  return given;
+}
+
+bool env_bool(const std::string& var, const std::string& value) {
+  if (value == "1" || value == "true" || value == "True") return true;
+  if (value == "0" || value == "false" || value == "False") return false;
+  throw UsageError(fmt::format("--vllm-env {}={}: expected 0 or 1", var, value));
+}
+
+std::string kv_connector_of(const std::string& flag, const std::string& json_text) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(json_text);
+  } catch (const nlohmann::json::exception&) {
+    throw UsageError(fmt::format("{}: expected a JSON object such as '{{\"kv_connector\": \"NixlConnector\"}}', got {}",
+                                 flag, json_text));
+  }
+  if (!j.is_object()) throw UsageError(fmt::format("{}: expected a JSON object, got {}", flag, json_text));
+  if (!j.contains("kv_connector") || j["kv_connector"].is_null()) return "";
+  if (!j["kv_connector"].is_string() || j["kv_connector"].get<std::string>().size() > 256) {
+    throw UsageError(fmt::format("{}: kv_connector must be a connector's class name, got {}", flag,
+                                 j["kv_connector"].dump()));
+  }
+  return j["kv_connector"].get<std::string>();
 }
 
 std::int64_t parse_memory_size(const std::string& flag, const std::string& text) {

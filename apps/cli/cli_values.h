@@ -14,8 +14,20 @@ namespace gpubudget::cli {
 std::int64_t parse_human_int(const std::string& flag, const std::string& text);
 // A fraction such as --gpu-memory-utilization's ("0.9", ".95", "1"). Throws UsageError naming `flag`.
 double parse_fraction(const std::string& flag, const std::string& text);
-// --max-model-len: a human-readable int, or "auto" / "-1" (= the model's maximum → nullopt).
-std::optional<std::int64_t> parse_max_model_len(const std::string& text);
+// --max-model-len as vLLM reads it: N (128k, 128K), or `auto` / -1 for vLLM's auto-fit (0.14+); ""
+// (the flag absent) is neither: the model's derived maximum.
+struct MaxModelLenFlag {
+  std::optional<std::int64_t> length;
+  bool auto_fit = false;
+};
+MaxModelLenFlag parse_max_model_len(const std::string& text);
+// A vLLM pair of switches (--X / --no-X): nullopt when neither is given, a UsageError when both are.
+std::optional<bool> paired_flag(const std::string& flag, bool given, bool negated);
+// An environment variable's boolean as vLLM reads it ("1", "true", "True" / "0", "false", "False").
+bool env_bool(const std::string& var, const std::string& value);
+// The kv_connector of a --kv-transfer-config JSON object ("" when it names none). UsageError when the
+// text is not a JSON object or kv_connector not a string.
+std::string kv_connector_of(const std::string& flag, const std::string& json_text);
 // --gpu-memory: "96GiB", "97887MiB", "80GB" (decimal), "1024KiB", or plain bytes.
 std::int64_t parse_memory_size(const std::string& flag, const std::string& text);
 // "a,b,c" -> {"a", "b", "c"} (empty parts kept, so that "a,,b" is reported by the caller's parser).

@@ -74,6 +74,28 @@ std::string vllm_serve_line(const FitOptions& o, const Deployment& d, const FitR
   if (d.enforce_eager) line += " --enforce-eager";
   if (d.skip_mm_profiling) line += " --skip-mm-profiling";
   if (d.kv_cache_memory) add("--kv-cache-memory-bytes", std::to_string(d.kv_cache_memory->count()));
+  if (d.enable_prefix_caching) line += *d.enable_prefix_caching ? " --enable-prefix-caching" : " --no-enable-prefix-caching";
+  if (d.mamba_cache_mode) add("--mamba-cache-mode", std::string(mamba_cache_mode_name(*d.mamba_cache_mode)));
+  if (d.mamba_cache_dtype != MambaDtypeChoice::kAuto) {
+    add("--mamba-cache-dtype", std::string(mamba_dtype_choice_name(d.mamba_cache_dtype)));
+  }
+  if (d.mamba_ssm_cache_dtype != MambaDtypeChoice::kAuto) {
+    add("--mamba-ssm-cache-dtype", std::string(mamba_dtype_choice_name(d.mamba_ssm_cache_dtype)));
+  }
+  if (d.mamba_block_size) add("--mamba-block-size", std::to_string(*d.mamba_block_size));
+  if (d.num_gpu_blocks_override) add("--num-gpu-blocks-override", std::to_string(*d.num_gpu_blocks_override));
+  if (!d.kv_cache_dtype_skip_layers.empty()) {
+    add("--kv-cache-dtype-skip-layers", fmt::format("{}", fmt::join(d.kv_cache_dtype_skip_layers, " ")));
+  }
+  if (d.disable_hybrid_kv_cache_manager) {
+    line += *d.disable_hybrid_kv_cache_manager ? " --disable-hybrid-kv-cache-manager"
+                                               : " --no-disable-hybrid-kv-cache-manager";
+  }
+  if (!o.kv_transfer_config.empty()) add("--kv-transfer-config", "'" + o.kv_transfer_config + "'");
+  if (d.allow_chunked_local_attn_with_hybrid_kv_cache) {
+    line = fmt::format("VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE={} {}",
+                       *d.allow_chunked_local_attn_with_hybrid_kv_cache ? 1 : 0, line);
+  }
   if (!d.pp_layer_partition.empty()) {
     line = fmt::format("VLLM_PP_LAYER_PARTITION={} {}", fmt::join(d.pp_layer_partition, ","), line);
   }
@@ -88,13 +110,22 @@ ResolvedFit resolve_fit_options(const FitOptions& o, const ConfigDir& configs) {
   }
   ResolvedFit out{load_model(o.model, configs), {}, o.deployment,
                   o.profile_file.empty() ? load_vllm_profile(o.vllm_version, configs)
-                                         : load_vllm_profile_file(o.profile_file)};
+                                         : load_vllm_profile_file(o.profile_file, configs)};
   Deployment& d = out.deployment;
   d.dtype = parse_model_dtype_choice(o.dtype);
   d.kv_cache_dtype = parse_kv_cache_dtype_choice(o.kv_cache_dtype);
   d.entry_point = parse_entry_point(o.entry_point);
   if (!o.mamba_cache_mode.empty()) d.mamba_cache_mode = parse_mamba_cache_mode(o.mamba_cache_mode);
-  d.max_model_len = parse_max_model_len(o.max_model_len);
+  const MaxModelLenFlag length = parse_max_model_len(o.max_model_len);
+  d.max_model_len = length.length;
+  d.max_model_len_auto = length.auto_fit;
+  d.mamba_cache_dtype = parse_mamba_dtype_choice(o.mamba_cache_dtype, "--mamba-cache-dtype");
+  d.mamba_ssm_cache_dtype = parse_mamba_dtype_choice(o.mamba_ssm_cache_dtype, "--mamba-ssm-cache-dtype");
+  d.enable_prefix_caching = paired_flag("--enable-prefix-caching", o.enable_prefix_caching, o.no_enable_prefix_caching);
+  d.disable_hybrid_kv_cache_manager = paired_flag("--disable-hybrid-kv-cache-manager",
+                                                  o.disable_hybrid_kv_cache_manager,
+                                                  o.no_disable_hybrid_kv_cache_manager);
+  if (!o.kv_transfer_config.empty()) d.kv_connector = kv_connector_of("--kv-transfer-config", o.kv_transfer_config);
   if (!o.kv_cache_memory_bytes.empty()) {
     d.kv_cache_memory = Bytes(parse_human_int("--kv-cache-memory-bytes", o.kv_cache_memory_bytes));
   }
@@ -114,10 +145,13 @@ ResolvedFit resolve_fit_options(const FitOptions& o, const ConfigDir& configs) {
       d.pp_layer_partition = layers;
     } else if (var == "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS") {
       // Whether vLLM charges its CUDA-graph memory estimate to the KV budget (default on from 0.21).
-      out.profile.charges_cudagraph_memory = value == "1" || value == "true" || value == "True";
+      out.profile.charges_cudagraph_memory = env_bool(var, value);
+    } else if (var == "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE") {
+      d.allow_chunked_local_attn_with_hybrid_kv_cache = env_bool(var, value);
     } else {
       throw UsageError(fmt::format("--vllm-env: {} is not a variable gpubudget models (VLLM_PP_LAYER_PARTITION, "
-                                   "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS)",
+                                   "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, "
+                                   "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE)",
                                    var));
     }
   }

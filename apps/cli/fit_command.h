@@ -19,7 +19,7 @@ struct FitOptions {
   std::string gpu_memory;     // --gpu-memory, overrides the preset's total
   std::string vllm_version;   // "" = newest modelled
   std::string profile_file;   // --profile: a profile file instead of --vllm-version
-  std::string max_model_len = "auto";
+  std::string max_model_len;  // "" = the model's maximum; auto / -1 = vLLM's auto-fit
   std::string kv_cache_memory_bytes;
   std::string max_num_batched_tokens;
   std::string pp_layer_partition;       // "16,15": layers per stage (VLLM_PP_LAYER_PARTITION)
@@ -29,6 +29,14 @@ struct FitOptions {
   std::string kv_cache_dtype = "auto";
   std::string entry_point = "serve";
   std::string mamba_cache_mode;          // "" = the version's default
+  std::string mamba_cache_dtype = "auto";
+  std::string mamba_ssm_cache_dtype = "auto";
+  std::string kv_transfer_config;        // --kv-transfer-config JSON: its kv_connector matters
+  // Paired vLLM flags (--X / --no-X): neither given = the version's default.
+  bool enable_prefix_caching = false;
+  bool no_enable_prefix_caching = false;
+  bool disable_hybrid_kv_cache_manager = false;
+  bool no_disable_hybrid_kv_cache_manager = false;
   Deployment deployment;
   bool json = false;
   bool explain = false;

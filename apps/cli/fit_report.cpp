@@ -139,7 +139,9 @@ void write_fit_text(const FitQuery& c, const FitResult& r, const std::vector<Rem
   out << "\n";
   out << fmt::format("Requested length {}{}: needs {} of KV cache per GPU -> {}\n", with_commas(r.judged_max_model_len),
                      r.judged_is_derived ? " (the model's maximum)" : "", gib2(r.needed),
-                     r.fits ? "FITS" : "DOES NOT FIT");
+                     r.fits       ? "FITS"
+                     : r.kv_fits ? "fits in memory, but vLLM WOULD NOT START"
+                                 : "DOES NOT FIT");
   if (!r.vllm_error.empty()) out << "vLLM " << vllm_version << " would stop with: " << r.vllm_error << "\n";
   if (!remedies.empty()) {
     out << fmt::format("\nTo fit {} tokens, best first:\n", with_commas(r.judged_max_model_len));

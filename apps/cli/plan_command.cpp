@@ -16,7 +16,7 @@ int run_plan(const PlanOptions& o, const ConfigDir& configs, std::ostream& out) 
   const ModelSpec model = load_model(o.model, configs);
   const VllmProfile profile = load_vllm_profile(o.vllm_version, configs);
   PlanRequest request;
-  const auto length = parse_max_model_len(o.max_model_len);
+  const auto length = parse_max_model_len(o.max_model_len).length;  // auto: the model's maximum
   request.max_model_len = length.value_or(model.derived_max_model_len);
   if (o.concurrency < 1) throw UsageError("--concurrency: at least 1");
   request.concurrency = o.concurrency;

@@ -14,7 +14,7 @@ namespace gpubudget::cli {
 struct PlanOptions {
   std::string model;
   std::string gpus;  // "" = every preset
-  std::string max_model_len = "auto";  // the model's maximum
+  std::string max_model_len;  // "" or auto: the model's maximum
   std::int64_t concurrency = 1;
   std::string vllm_version;
   std::int64_t max_pipeline = 8;

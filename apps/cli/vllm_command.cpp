@@ -20,12 +20,20 @@ const std::set<std::string>& value_flags() {
       "--decode-context-parallel-size", "--gpu-memory-utilization", "--dtype",
       "--kv-cache-dtype",         "--max-model-len",          "--max-num-seqs",
       "--max-num-batched-tokens", "--block-size",             "--mamba-cache-mode",
-      "--kv-cache-memory-bytes",  "--num-redundant-experts"};
+      "--kv-cache-memory-bytes",  "--num-redundant-experts",  "--mamba-cache-dtype",
+      "--mamba-ssm-cache-dtype",  "--mamba-block-size",       "--num-gpu-blocks-override",
+      "--kv-transfer-config"};
   return kFlags;
 }
 
 const std::set<std::string>& switch_flags() {
-  static const std::set<std::string> kFlags = {"--enforce-eager", "--enable-expert-parallel", "--skip-mm-profiling"};
+  static const std::set<std::string> kFlags = {"--enforce-eager",
+                                               "--enable-expert-parallel",
+                                               "--skip-mm-profiling",
+                                               "--enable-prefix-caching",
+                                               "--no-enable-prefix-caching",
+                                               "--disable-hybrid-kv-cache-manager",
+                                               "--no-disable-hybrid-kv-cache-manager"};
   return kFlags;
 }
 
@@ -33,7 +41,7 @@ const std::set<std::string>& switch_flags() {
 // unless the next word is another flag.
 const std::set<std::string>& ignored_switches() {
   static const std::set<std::string> kFlags = {
-      "--trust-remote-code", "--enable-prefix-caching", "--no-enable-prefix-caching", "--enable-chunked-prefill",
+      "--trust-remote-code", "--enable-chunked-prefill",
       "--no-enable-chunked-prefill", "--disable-log-requests", "--disable-log-stats", "--enable-auto-tool-choice",
       "--disable-custom-all-reduce", "--async-scheduling", "--enable-eplb", "--enable-log-requests",
       "--disable-uvicorn-access-log", "--enable-sleep-mode", "--headless", "--no-enable-log-requests"};
@@ -44,7 +52,7 @@ const std::set<std::string>& ignored_switches() {
 const std::set<std::string>& unmodelled_memory_flags() {
   static const std::set<std::string> kFlags = {"--speculative-config", "--cpu-offload-gb", "--quantization",
                                                "--compilation-config", "--limit-mm-per-prompt",
-                                               "--max-num-partial-prefills", "--kv-transfer-config"};
+                                               "--max-num-partial-prefills"};
   return kFlags;
 }
 
@@ -116,6 +124,12 @@ VllmCommand translate_vllm_command(const std::vector<std::string>& tokens) {
       flags.push_back(take_value());
     } else if (switch_flags().count(name) != 0) {
       flags.push_back(name);
+    } else if (name == "--kv-cache-dtype-skip-layers") {
+      // vLLM's list[str] flag: one or more words up to the next flag.
+      std::string layers = take_value();
+      while (!has_inline && i + 1 < tokens.size() && tokens[i + 1].rfind("-", 0) != 0) layers += "," + tokens[++i];
+      flags.push_back(name);
+      flags.push_back(layers);
     } else if (name == "--eplb-config") {
       const std::string text = take_value();
       try {
@@ -160,7 +174,8 @@ VllmCommand translate_vllm_command(const std::vector<std::string>& tokens) {
   out.flags.insert(out.flags.end(), flags.begin(), flags.end());
   for (const auto& assignment : env) {
     const std::string var = assignment.substr(0, assignment.find('='));
-    if (var == "VLLM_PP_LAYER_PARTITION" || var == "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS") {
+    if (var == "VLLM_PP_LAYER_PARTITION" || var == "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS" ||
+        var == "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE") {
       out.flags.push_back("--vllm-env");
       out.flags.push_back(assignment);
     } else if (var.rfind("VLLM_", 0) == 0) {

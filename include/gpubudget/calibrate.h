@@ -92,8 +92,10 @@ struct Calibration {
 };
 
 // `profile_json`: the profile file's text. Throws InputError when it is not a profile with a
-// `calibration` block.
+// `calibration` block (its own or, through "extends", its base's). The calibrated profile keeps the
+// file's own keys and its "extends", with "overheads" set when they differ from the inherited ones;
+// `base_profiles` is where a base not beside the file is looked for (the bundled configs/vllm).
 Calibration calibrate_profile(const std::vector<ReplayRow>& rows, const std::string& profile_json,
-                              const std::string& profile_path);
+                              const std::string& profile_path, const std::string& base_profiles = "");
 
 }  // namespace gpubudget

@@ -33,6 +33,18 @@ enum class KvCacheDtypeChoice {
   kFp8E4M3,
   kFp8E5M2,
   kFp8DsMla,  // FlashMLA-sparse's own layout
+  kFp8Inc,    // Intel Gaudi's fp8 (float8_e4m3fn); no CUDA backend accepts it
+  kInt8PerTokenHead,  // int8 values + one fp32 scale per token and head for K and for V (0.20+, Triton)
+  kFp8PerTokenHead,   // the same with fp8 values
+  kNvfp4,     // FP4 values + one fp8 scale per 16 (0.20+; FlashInfer on SM10x from 0.21)
+};
+
+// --mamba-cache-dtype / --mamba-ssm-cache-dtype (MambaDType): `auto` is the model dtype.
+enum class MambaDtypeChoice {
+  kAuto,
+  kFloat32,
+  kFloat16,
+  kBFloat16,
 };
 
 // How vLLM is started; the two have different scheduler defaults (EngineArgs.get_batch_defaults).
@@ -43,8 +55,9 @@ enum class EntryPoint {
 
 // --mamba-cache-mode of hybrid models: how many state pages one request holds.
 enum class MambaCacheMode {
-  kNone,   // one state per request
-  kAlign,  // two (the running state and one aligned to a block boundary, for prefix caching)
+  kNone,   // one state per request (prefix caching off)
+  kAlign,  // two: the running state and one aligned to a block boundary (prefix caching)
+  kAll,    // one per mamba block of the request (prefix caching of models supporting it)
 };
 
 // Each enum's vLLM spelling ("auto", "bfloat16", "fp8_e4m3", "serve", "align", ...); static storage.
@@ -52,6 +65,7 @@ std::string_view model_dtype_choice_name(ModelDtypeChoice choice);
 std::string_view kv_cache_dtype_choice_name(KvCacheDtypeChoice choice);
 std::string_view entry_point_name(EntryPoint entry_point);
 std::string_view mamba_cache_mode_name(MambaCacheMode mode);
+std::string_view mamba_dtype_choice_name(MambaDtypeChoice choice);
 
 // Parsers of vLLM's spellings. Each throws InputError naming `flag`, the text and the accepted values.
 // parse_model_dtype_choice also takes torch's aliases ("half", "float", "bf16" ...).
@@ -59,6 +73,7 @@ ModelDtypeChoice parse_model_dtype_choice(std::string_view text, std::string_vie
 KvCacheDtypeChoice parse_kv_cache_dtype_choice(std::string_view text, std::string_view flag = "--kv-cache-dtype");
 EntryPoint parse_entry_point(std::string_view text, std::string_view flag = "--entry-point");
 MambaCacheMode parse_mamba_cache_mode(std::string_view text, std::string_view flag = "--mamba-cache-mode");
+MambaDtypeChoice parse_mamba_dtype_choice(std::string_view text, std::string_view flag = "--mamba-cache-dtype");
 
 struct Deployment {
   // --tensor-parallel-size / -tp. Default: 1. Requires >= 1.
@@ -85,8 +100,11 @@ struct Deployment {
   // --kv-cache-dtype. Default: auto.
   KvCacheDtypeChoice kv_cache_dtype = KvCacheDtypeChoice::kAuto;
   // --max-model-len: the length to judge. Default (nullopt): the model's derived maximum, what vLLM
-  // uses when the flag is absent. (The CLI's `auto` and -1 map to nullopt.) Requires >= 1.
+  // uses when the flag is absent. Requires >= 1.
   std::optional<std::int64_t> max_model_len;
+  // --max-model-len auto / -1: vLLM (0.14+) lowers the length to the largest that fits
+  // (_auto_fit_max_model_len) instead of refusing. Excludes max_model_len. Default: false.
+  bool max_model_len_auto = false;
   // --max-num-seqs / --max-num-batched-tokens. Default (nullopt): the vLLM version's for the GPU.
   std::optional<std::int64_t> max_num_seqs;
   std::optional<std::int64_t> max_num_batched_tokens;
@@ -98,8 +116,30 @@ struct Deployment {
   bool enforce_eager = false;
   // --skip-mm-profiling: vLLM does not run the multimodal encoder in its profile run. Default: false.
   bool skip_mm_profiling = false;
-  // --mamba-cache-mode for hybrid models. Default (nullopt): the vLLM version's.
+  // --enable-prefix-caching / --no-enable-prefix-caching. Default (nullopt): the version's for the
+  // model (off for hybrid models through vLLM 0.26). Only hybrid models' memory depends on it.
+  std::optional<bool> enable_prefix_caching;
+  // --mamba-cache-mode for hybrid models. Default (nullopt): derived from prefix caching as the version does.
   std::optional<MambaCacheMode> mamba_cache_mode;
+  // --mamba-cache-dtype (convolution state, and the SSM state unless the next is given) and
+  // --mamba-ssm-cache-dtype. Default: auto (the model dtype, or the model's own SSM default).
+  MambaDtypeChoice mamba_cache_dtype = MambaDtypeChoice::kAuto;
+  MambaDtypeChoice mamba_ssm_cache_dtype = MambaDtypeChoice::kAuto;
+  // --mamba-block-size: tokens per cached state in mamba_cache_mode `all`; needs prefix caching.
+  std::optional<std::int64_t> mamba_block_size;
+  // --num-gpu-blocks-override: the KV block count vLLM allocates whatever the memory.
+  std::optional<std::int64_t> num_gpu_blocks_override;
+  // --kv-cache-dtype-skip-layers (0.19+): decoder layer indices ("0", "5") or "sliding_window" whose KV
+  // cache stays in the model dtype.
+  std::vector<std::string> kv_cache_dtype_skip_layers;
+  // --disable-hybrid-kv-cache-manager (true) / --no-disable-hybrid-kv-cache-manager (false). Default
+  // (nullopt): vLLM decides (off with a KV connector lacking hybrid support, or chunked-local attention
+  // where the version says so).
+  std::optional<bool> disable_hybrid_kv_cache_manager;
+  // --kv-transfer-config's kv_connector ("NixlConnector", "LMCacheConnectorV1", ...); "" for none.
+  std::string kv_connector;
+  // VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE. Default (nullopt): the version's.
+  std::optional<bool> allow_chunked_local_attn_with_hybrid_kv_cache;
   // --kv-cache-memory-bytes: the KV budget per GPU, bypassing the utilization budget entirely.
   // Default (nullopt): requested memory minus weights and overheads.
   std::optional<Bytes> kv_cache_memory;

@@ -18,6 +18,7 @@
 #include "gpubudget/deployment.h"
 #include "gpubudget/gpu_spec.h"
 #include "gpubudget/kv_cache.h"
+#include "gpubudget/mamba_state.h"
 #include "gpubudget/model_spec.h"
 #include "gpubudget/overheads.h"
 #include "gpubudget/vllm_profile.h"
@@ -35,6 +36,9 @@ struct WorkerBudget {
   WeightsBreakdown weights;
   OverheadEstimate overheads;
   Bytes kv_cache;  // what vLLM logs as "Available KV cache memory"
+  // What the memory check and the length search compare needs against: kv_cache, or with
+  // --num-gpu-blocks-override (vLLM 0.21+) the override's blocks; before 0.16 the smallest worker's.
+  Bytes check_memory;
   KvCacheLayout kv;
   std::int64_t num_blocks = 0;
   Bytes needed;                      // for the judged length
@@ -55,13 +59,27 @@ struct FitResult {
   std::int64_t block_size = 0;
   std::string attention_backend;  // "" when no backend of this vLLM supports the combination
   SchedulerLimits scheduler;
+  // Hybrid (Mamba / linear-attention) models: prefix caching as resolved, the mamba_cache_mode it
+  // implies and the state dtypes. prefix_caching is what vLLM decides for hybrid models only.
+  bool hybrid = false;
+  bool prefix_caching = true;
+  MambaCacheMode mamba_cache_mode = MambaCacheMode::kNone;
+  MambaStateDtypes mamba_dtypes;
+  bool hybrid_kv_cache_manager = true;  // false: sliding-window / chunked layers held at full length
   // Per worker; `binding` indexes the worker with the smallest largest-length.
   std::vector<WorkerBudget> workers;
   std::size_t binding = 0;
   // The judged request.
   std::int64_t judged_max_model_len = 0;
   bool judged_is_derived = true;  // judged length is the model's own maximum (no --max-model-len)
+  // --max-model-len auto: vLLM lowered the judged length to the largest that fits (auto_fitted), or
+  // could not fit a single token (auto_fit_failed: it raises "Cannot auto-fit max_model_len").
+  bool auto_fitted = false;
+  bool auto_fit_failed = false;
   Bytes needed;  // binding worker's need for the judged length
+  // The judged length passes vLLM's KV memory check on every worker (kv_fits), and vLLM would start
+  // (fits = kv_fits && vllm_would_start).
+  bool kv_fits = false;
   bool fits = false;
   // Results.
   std::int64_t max_model_len = 0;    // largest fitting length, capped at the judged length
@@ -72,7 +90,9 @@ struct FitResult {
   std::int64_t max_model_len_high = 0;
   std::int64_t num_blocks = 0;       // min over workers (includes vLLM's null block)
   std::int64_t kv_cache_tokens = 0;  // "GPU KV cache size: N tokens"
-  double max_concurrency = 0;        // "Maximum concurrency for M tokens per request: Cx"
+  // "Maximum concurrency for M tokens per request: Cx": the exact quotient; vLLM prints it "%.2f"
+  // (format_two_decimals), and the JSON document gives that printed value.
+  double max_concurrency = 0;
   // What vLLM would raise for this deployment ("" when it starts), in the chosen version's words.
   std::string vllm_error;
   // False when vLLM would refuse to start the deployment before it sizes the KV cache (no attention
@@ -81,6 +101,7 @@ struct FitResult {
   bool vllm_would_start = true;
   std::string start_blocker;
   std::vector<std::string> warnings;
+  std::vector<std::string> notes;  // how vLLM resolved settings (for --explain), not problems
 
   [[nodiscard]] const WorkerBudget& binding_worker() const { return workers[binding]; }
 };
@@ -113,6 +134,12 @@ class FitMemo {
 ParallelLayout make_worker_layout(const ModelSpec& model, const GpuSpec& gpu, const Deployment& deployment,
                                   const VllmProfile& profile, std::int64_t pp_rank);
 
+// The KV cache of pipeline stage `pp_rank` as vLLM lays it out for this deployment on `gpu` (the KV
+// dtype, backend block size, hybrid alignment and groups fit() uses), without the memory budget.
+// Throws what fit() throws for these settings.
+KvCacheLayout worker_kv_cache_layout(const ModelSpec& model, const GpuSpec& gpu, const Deployment& deployment,
+                                     const VllmProfile& profile, std::int64_t pp_rank = 0);
+
 // The model as vLLM builds it with --dtype (`auto` keeps the checkpoint's). Does not throw.
 ModelSpec model_for_dtype(const ModelSpec& checkpoint, ModelDtypeChoice dtype);
 
@@ -137,8 +164,10 @@ std::vector<Explanation> explain_fit(const ModelSpec& model, const std::vector<G
                                      const FitResult& result);
 
 // vLLM's GiB rendering in its messages: "%.2f" or format_gib (round to 2 decimals, trailing zeros
-// dropped: "17.16", "12.3").
+// dropped: "17.16", "12.3"). Exact binary ties round to even, as in Python (7.125 GiB → "7.12").
 std::string format_vllm_gib(Bytes b, bool fixed_two_decimals);
+// Python's "%.2f" / round(x, 2) digits of `value`: the exact binary value correctly rounded, ties to even.
+std::string format_two_decimals(double value);
 
 // vLLM's own maximum for the judged length check: "User-specified max_model_len (X) is greater
 // than the derived max_model_len" unless X ≤ derived.

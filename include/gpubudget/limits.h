@@ -21,6 +21,9 @@ inline constexpr std::int64_t kMaxModelLen = std::int64_t{1} << 34;     // --max
 inline constexpr std::int64_t kMaxNumSeqs = std::int64_t{1} << 20;      // --max-num-seqs
 inline constexpr std::int64_t kMaxBatchedTokens = std::int64_t{1} << 34;  // --max-num-batched-tokens
 inline constexpr std::int64_t kMaxBlockSize = std::int64_t{1} << 20;    // --block-size, tokens
+inline constexpr std::int64_t kMaxMambaBlockSize = std::int64_t{1} << 20;  // --mamba-block-size, tokens
+inline constexpr std::int64_t kMaxNumGpuBlocks = std::int64_t{1} << 34;   // --num-gpu-blocks-override
+inline constexpr std::int64_t kMaxSkipLayers = 65536;                    // --kv-cache-dtype-skip-layers entries
 inline constexpr Bytes kMaxGpuMemory = Bytes(std::int64_t{1} << 50);    // a GPU's total, 1 PiB
 inline constexpr Bytes kMaxKvCacheMemory = Bytes(std::int64_t{1} << 50);  // --kv-cache-memory-bytes
 

@@ -65,8 +65,10 @@ GpuSpec custom_gpu(Bytes memory, std::optional<ComputeCapability> compute_capabi
 // The profile for vLLM `version` ("0.15", "0.15.1"): the newest profile whose version is ≤ it.
 // Empty `version` = the newest profile. Throws InputError for a version older than every profile.
 VllmProfile load_vllm_profile(const std::string& version, const ConfigDir& configs);
-// A profile file given by path (`fit --profile`, e.g. the output of `gpubudget calibrate`).
+// A profile file given by path (`fit --profile`, e.g. the output of `gpubudget calibrate`). A profile
+// that extends another ("extends": "0.16") finds it beside itself, else among `configs`' profiles.
 VllmProfile load_vllm_profile_file(const std::string& path);
+VllmProfile load_vllm_profile_file(const std::string& path, const ConfigDir& configs);
 // The versions of the profiles in `<root>/vllm`, oldest first ("0.11", "0.13", ...).
 std::vector<std::string> list_vllm_profiles(const ConfigDir& configs);
 

@@ -89,16 +89,27 @@ enum class AttentionKind {
   kNone,           // no attention and no cache (Nemotron-H's MLP-only and MoE-only layers)
 };
 
+// Which of vLLM's MambaStateDtypeCalculator rules sets a mixer's state dtypes
+// (model_executor/layers/mamba/mamba_utils.py).
+enum class MambaMixer {
+  kMamba2,         // mamba2_state_dtype: conv = --mamba-cache-dtype, SSM = --mamba-ssm-cache-dtype or conv
+  kGatedDeltaNet,  // gated_delta_net_state_dtype: as Mamba2 from vLLM 0.17; before, both follow conv
+  kKda,            // kda_state_dtype: conv = --mamba-cache-dtype, recurrent state always float32
+};
+
 // The per-request state of a linear-attention / Mamba layer (vLLM MambaSpec), whole model (before TP):
 // a convolution state of `conv_channels` × `conv_width` and a temporal (SSM) state of
-// `ssm_heads` × `ssm_head_elements`; channels and heads are split over TP.
+// `ssm_heads` × `ssm_head_elements`; channels and heads are split over TP. The dtypes are resolved with
+// the deployment and the vLLM version (mamba_state.h).
 struct MambaState {
   std::int64_t conv_channels = 0;
   std::int64_t conv_width = 0;           // conv kernel − 1
   std::int64_t ssm_heads = 0;
   std::int64_t ssm_head_elements = 0;    // e.g. head_k_dim × head_v_dim
-  Dtype conv_dtype = Dtype::kBFloat16;
-  Dtype ssm_dtype = Dtype::kBFloat16;
+  MambaMixer mixer = MambaMixer::kMamba2;
+  // The SSM state dtype the config names (Nemotron-H `mamba_ssm_cache_dtype`, Qwen3.5
+  // `mamba_ssm_dtype`), when it does; the vLLM version decides whether it is used.
+  std::optional<Dtype> config_ssm_dtype;
 };
 
 // What one decoder layer's attention stores in the KV cache.
@@ -176,6 +187,11 @@ struct ModelSpec {
   bool sparse_attention = false;
   // For the activation estimate: MoE top-k (0 for dense models).
   std::int64_t num_experts_per_token = 0;
+  // MLA models: qk_nope_head_dim (vLLM 0.17 picks FlashInfer-MLA on Blackwell only for 128).
+  std::int64_t mla_qk_nope_head_dim = 0;
+  // Mamba2 models: the SSM chunk size (`chunk_size` / `mamba_chunk_size`), the base of the block size
+  // in mamba_cache_mode `all`; 0 when the config has none.
+  std::int64_t mamba_chunk_size = 0;
 };
 
 // The attention mix in one word, for reports: "mla", "gqa", "mha", "mqa", with "+sliding",

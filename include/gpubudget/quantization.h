@@ -52,6 +52,13 @@ struct QuantFormat {
 std::string describe(const QuantFormat& format);
 
 // The checkpoint's quantization as declared by `quantization_config` (config.json) or
+// A KV-cache quantization declared by the checkpoint.
+enum class CheckpointKvScheme {
+  kNone,
+  kModelOpt,           // kv_cache_quant_algo / kv_cache_scheme of a ModelOpt checkpoint
+  kCompressedTensors,  // kv_cache_scheme of a compressed-tensors checkpoint (8-bit float)
+};
+
 // `hf_quant_config.json` (ModelOpt), before it is applied to modules.
 struct CheckpointQuantization {
   // "" (none), "fp8", "modelopt", "modelopt_fp4" ... as vLLM names the method.
@@ -61,9 +68,11 @@ struct CheckpointQuantization {
   // Checkpoint module-name patterns left unquantized (`exclude_modules`, `ignore`); matched as vLLM
   // does (exact, or glob where `*` is any run and `.` is literal; `re:` prefix = regular expression).
   std::vector<std::string> excluded_modules;
-  // KV-cache dtype the checkpoint asks for when --kv-cache-dtype is `auto`: "" (none), "fp8_e4m3"
-  // (ModelOpt kv_cache_quant_algo FP8 / kv_cache_scheme float 8-bit), "fp8" (compressed-tensors).
-  std::string kv_cache_dtype;
+  // The KV-cache quantization the checkpoint declares; what vLLM does with it depends on the version
+  // (resolve_kv_cache_dtype, kv_cache.h).
+  CheckpointKvScheme kv_cache_scheme = CheckpointKvScheme::kNone;
+  // kModelOpt: the algorithm as vLLM normalises it, lower case ("fp8", "nvfp4", or the unknown text).
+  std::string kv_cache_algo;
   // The declaration behind kv_cache_dtype, for explanations ("hf_quant_config.json kv_cache_quant_algo FP8").
   std::string kv_cache_declaration;
   // Where the declaration came from, for explanations ("config.json:/quantization_config").

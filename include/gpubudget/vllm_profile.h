@@ -9,12 +9,14 @@
 #include <optional>
 #include <string_view>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpubudget/bytes.h"
 #include "gpubudget/deployment.h"
 #include "gpubudget/gpu_spec.h"
 #include "gpubudget/model_spec.h"
+#include "gpubudget/parallel_layout.h"
 
 namespace gpubudget {
 
@@ -27,16 +29,35 @@ struct AttentionBackend {
   std::vector<int> compute_capability_majors;  // empty = any
   std::vector<std::string> kv_cache_dtypes;    // resolved dtypes it accepts ("bfloat16", "fp8_e4m3"...)
   std::int64_t block_size = 16;                // block size it picks when --block-size is not given
+  // get_supported_kernel_block_sizes: a KV block of B tokens runs on this backend when some kernel size
+  // k divides B. `kernel_block_multiple` > 0 stands for MultipleOf(n). Both empty: any block size.
+  std::vector<std::int64_t> kernel_block_sizes;
+  std::int64_t kernel_block_multiple = 0;
+  // vLLM <= 0.17 (CudaPlatform.check_and_update_config): the platform replaces a --block-size this
+  // backend's kernels cannot run with its own block size (MLA backends), or ignores --block-size
+  // altogether (sparse MLA: always 64).
+  bool ignores_user_block_size = false;
+  // Selection conditions: query heads per TP rank at most this (0 = no limit); the model's
+  // qk_nope_head_dim must equal this (0 = any) - FlashInfer-MLA's TRT-LLM kernels.
+  std::int64_t max_query_heads_per_rank = 0;
+  std::int64_t qk_nope_head_dim = 0;
   // When not empty: a quantized KV dtype is stored in this layout instead (FLASHMLA_SPARSE → fp8_ds_mla).
   std::string quantized_kv_layout;
+  // When not empty: `--kv-cache-dtype auto` becomes this dtype on this backend (vLLM 0.11.0 stores
+  // DeepSeek-V3.2's cache as fp8_ds_mla by default).
+  std::string auto_kv_cache_dtype;
+
+  // Whether a KV block of `block_size` tokens runs on this backend's kernels.
+  [[nodiscard]] bool supports_block_size(std::int64_t block_size) const;
+  // The smallest kernel block size (MultipleOf(n) counts as n); `block_size` when none is listed.
+  [[nodiscard]] std::int64_t min_kernel_block_size() const;
 };
 
 // The MXFP4 MoE backend vLLM picks on a GPU and the padding it applies (Mxfp4MoEMethod).
 struct Mxfp4MoeBackend {
   std::string name;
   std::vector<int> compute_capability_majors;
-  std::int64_t intermediate_align = 1;
-  std::int64_t hidden_align = 1;
+  Mxfp4Packing packing;
 };
 
 // max_num_batched_tokens / max_num_seqs defaults for `vllm serve` (EngineArgs.get_batch_defaults).
@@ -79,6 +100,97 @@ using VllmVersionNumber = std::array<int, 3>;
 // with a version.
 std::optional<VllmVersionNumber> parse_vllm_version(std::string_view text);
 
+// How _check_enough_kv_cache_memory and the max-length estimate count one request's KV need.
+enum class KvNeedRule {
+  kPerLayerSum,       // <= 0.13: Σ per-layer max_memory_usage_bytes on the worker (no group padding)
+  kGlobalFirstGroup,  // 0.14-0.15: every layer of the model (all stages) against the smallest worker budget;
+                      // group_size x page x cdiv(first group's need, page)
+  kWorkerFirstGroup,  // 0.16-0.17: the worker's projected groups, first group's need only (#33698)
+  kWorkerGroups,      // 0.18+: the worker's projected groups, Σ over groups (#36030)
+};
+
+// What --num-gpu-blocks-override does.
+enum class BlocksOverrideRule {
+  kReplacesBlocks,  // <= 0.20: the block count is replaced; the memory check still uses real memory
+  kSetsMemory,      // 0.21+ (#41069): available memory = override x bytes per block, for the check too
+};
+
+// --block-size given by the user.
+enum class UserBlockSizeRule {
+  kForcedByBackend,   // <= 0.17: MLA backends replace a block size their kernels cannot run
+  kKernelCompatible,  // 0.18+: backends whose kernels cannot run it are skipped; none left is an error
+};
+
+// How a compressed-tensors checkpoint's kv_cache_scheme sets the KV dtype (Attention.__init__).
+enum class CheckpointKvSchemeRule {
+  kIgnored,         // <= 0.14: only its scales are loaded; `auto` stays the model dtype
+  kForcesFp8,       // 0.15-0.21 (#30141): the cache is fp8 whatever --kv-cache-dtype says
+  kAutoBecomesFp8,  // 0.22+ (#42782): `auto` becomes fp8; an explicit --kv-cache-dtype wins
+};
+
+// The KV-cache accounting rules of a vLLM line (docs/vllm-versions.md lists where each starts).
+struct KvCacheRules {
+  std::vector<std::string> kv_cache_dtypes;  // values --kv-cache-dtype accepts (CacheDType)
+  std::vector<std::int64_t> block_sizes;     // values --block-size accepts (BlockSize literal); empty: any
+  UserBlockSizeRule user_block_size = UserBlockSizeRule::kKernelCompatible;
+  KvNeedRule need = KvNeedRule::kWorkerGroups;
+  // _get_kv_cache_groups_uniform_page_size: the group size is the largest bucket when it is under
+  // this multiple of the smallest (1.0: always the smallest).
+  double hybrid_group_ratio = 1.5;
+  bool unify_page_sizes = true;         // unify_kv_cache_spec_page_size (0.13+); else mixed pages raise
+  bool auto_fit_max_model_len = true;   // --max-model-len auto / -1 (0.14+)
+  BlocksOverrideRule num_gpu_blocks_override = BlocksOverrideRule::kSetsMemory;
+  bool skip_layers = true;              // --kv-cache-dtype-skip-layers exists (0.19+)
+  // ModelOpt kv_cache_quant_algo → --kv-cache-dtype `auto` resolution (resolve_kv_cache_dtype_string,
+  // 0.14+): lower-case algorithm → dtype. Empty: the checkpoint never sets the KV dtype.
+  std::vector<std::pair<std::string, std::string>> modelopt_kv_cache_dtypes;
+  CheckpointKvSchemeRule compressed_tensors_kv_scheme = CheckpointKvSchemeRule::kAutoBecomesFp8;
+  // DeepSeek-V3.2-style remap of an fp8 request to the FlashMLA-sparse layout for these architectures
+  // (vLLM <= 0.17 DeepseekV32ForCausalLM.verify_and_update_config); empty: none.
+  std::vector<std::string> fp8_ds_mla_architectures;
+  // Hybrid KV cache manager (VllmConfig.__post_init__): chunked-local attention keeps it on by default
+  // (VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE default 1, 0.14+); KV connectors that keep it on
+  // (0.21+: those implementing SupportsHMA; empty: every connector turns it off); whether an explicit
+  // --no-disable-hybrid-kv-cache-manager can keep it on (0.14+).
+  bool chunked_local_keeps_hybrid_manager = true;
+  std::vector<std::string> kv_connectors_with_hybrid_manager;
+  bool hybrid_manager_flag_overrides = true;
+};
+
+// How a mixer's temporal (SSM) state dtype defaults for some architectures (models/config.py).
+struct SsmDtypeDefault {
+  std::vector<std::string> architectures;
+  // The config's own key (Nemotron-H mamba_ssm_cache_dtype, Qwen3.5 mamba_ssm_dtype) when present,
+  // else this ("" = the model dtype).
+  std::string fallback;
+};
+
+// The rules of hybrid (Mamba / linear-attention + attention) models.
+struct HybridRules {
+  // Prefix caching for hybrid models: off unless --enable-prefix-caching (through 0.26).
+  bool prefix_caching_default = false;
+  // What --enable-prefix-caching does on a hybrid model: "never" (0.11.0: forced off), "supporting_models"
+  // (0.11.1-0.14: on only for mamba_prefix_caching_architectures, per-block states), "modes" (0.15+:
+  // mamba_cache_mode `all` for those, `align` for the others).
+  std::string prefix_caching = "modes";
+  std::vector<std::string> mamba_prefix_caching_architectures;  // SupportsMambaPrefixCaching
+  bool mamba_cache_mode_flag = true;   // --mamba-cache-mode exists (0.15+)
+  bool mamba_block_size_flag = true;   // --mamba-block-size exists (0.11.1+)
+  // Block alignment: "fixed" (<= 0.19: HybridAttentionMambaModelConfig, steps of alignment_unit tokens,
+  // alignment_unit_mla for MLA models) or "kernel" (0.20+: Platform._align_hybrid_block_size, steps of
+  // max(smallest kernel block of the backend, block size)).
+  std::string alignment = "kernel";
+  std::int64_t alignment_unit = 16;
+  std::int64_t alignment_unit_mla = 64;
+  // 0.11.1-0.17 (#27994): the unit on Blackwell (SM100) for head size 256 with FlashInfer; 0 = none.
+  std::int64_t alignment_unit_blackwell_head_256 = 0;
+  // `align` mode refuses a block size above max_num_batched_tokens (0.17-0.26).
+  bool align_block_at_most_batched_tokens = true;
+  std::vector<std::string> mamba_dtypes = {"auto", "float32", "float16", "bfloat16"};  // MambaDType
+  bool gated_delta_net_ssm_dtype_flag = true;  // GDN honours --mamba-ssm-cache-dtype (0.17+)
+  std::vector<SsmDtypeDefault> ssm_dtype_defaults;
+};
+
 struct VllmProfile {
   std::string version;          // "0.15"
   std::string description;
@@ -87,8 +199,8 @@ struct VllmProfile {
   // "GPU KV cache size" report: true = int(concurrency * max_model_len) (vLLM >= 0.21),
   // false = num_blocks // num_groups * block_size (older).
   bool kv_tokens_from_concurrency = false;
-  // Default mamba_cache_mode of hybrid models (none; align once prefix caching covers them).
-  MambaCacheMode mamba_cache_mode = MambaCacheMode::kNone;
+  KvCacheRules kv_cache;
+  HybridRules hybrid;
   std::vector<BatchDefaults> batch_defaults;  // first matching entry wins
   std::vector<AttentionBackend> attention_backends;  // priority order
   std::vector<Mxfp4MoeBackend> mxfp4_moe_backends;

@@ -34,7 +34,10 @@ Deployment read_deployment(const JsonReader& r) {
                          "decode_context_parallel_size", "enable_expert_parallel", "num_redundant_experts",
                          "pp_layer_partition", "gpu_memory_utilization", "dtype", "kv_cache_dtype", "max_model_len",
                          "max_num_seqs", "max_num_batched_tokens", "block_size", "entry_point", "enforce_eager",
-                         "skip_mm_profiling", "mamba_cache_mode", "kv_cache_memory_bytes"});
+                         "skip_mm_profiling", "mamba_cache_mode", "kv_cache_memory_bytes", "enable_prefix_caching",
+                         "mamba_cache_dtype", "mamba_ssm_cache_dtype", "mamba_block_size", "num_gpu_blocks_override",
+                         "kv_cache_dtype_skip_layers", "disable_hybrid_kv_cache_manager", "kv_connector",
+                         "allow_chunked_local_attn_with_hybrid_kv_cache"});
   Deployment d;
   d.tensor_parallel_size = r.optional_integer("tensor_parallel_size", 1, kAnyCount).value_or(1);
   d.pipeline_parallel_size = r.optional_integer("pipeline_parallel_size", 1, kAnyCount).value_or(1);
@@ -48,10 +51,12 @@ Deployment read_deployment(const JsonReader& r) {
   if (const auto text = r.optional_string("kv_cache_dtype")) {
     d.kv_cache_dtype = parse_kv_cache_dtype_choice(*text, r.path("kv_cache_dtype"));
   }
-  // max_model_len: a length, or "auto" / -1 for the model's derived maximum (vLLM's spellings).
+  // max_model_len: a length, or "auto" / -1 for vLLM's auto-fit (0.14+); absent: the model's maximum.
   if (r.has("max_model_len")) {
     const auto& v = r.value()["max_model_len"];
-    if (!(v.is_string() && v.get<std::string>() == "auto") && !(v.is_number_integer() && v.get<std::int64_t>() == -1)) {
+    if ((v.is_string() && v.get<std::string>() == "auto") || (v.is_number_integer() && v.get<std::int64_t>() == -1)) {
+      d.max_model_len_auto = true;
+    } else {
       d.max_model_len = r.integer("max_model_len", 1, kAnyCount);
     }
   }
@@ -65,6 +70,23 @@ Deployment read_deployment(const JsonReader& r) {
     d.mamba_cache_mode = parse_mamba_cache_mode(*text, r.path("mamba_cache_mode"));
   }
   if (const auto bytes = r.optional_integer("kv_cache_memory_bytes", 0, kAnyCount)) d.kv_cache_memory = Bytes(*bytes);
+  auto optional_boolean = [&r](std::string_view key) -> std::optional<bool> {
+    if (!r.has(key)) return std::nullopt;
+    return r.boolean(key, false);
+  };
+  d.enable_prefix_caching = optional_boolean("enable_prefix_caching");
+  if (const auto text = r.optional_string("mamba_cache_dtype")) {
+    d.mamba_cache_dtype = parse_mamba_dtype_choice(*text, r.path("mamba_cache_dtype"));
+  }
+  if (const auto text = r.optional_string("mamba_ssm_cache_dtype")) {
+    d.mamba_ssm_cache_dtype = parse_mamba_dtype_choice(*text, r.path("mamba_ssm_cache_dtype"));
+  }
+  d.mamba_block_size = r.optional_integer("mamba_block_size", 1, kAnyCount);
+  d.num_gpu_blocks_override = r.optional_integer("num_gpu_blocks_override", 1, kAnyCount);
+  d.kv_cache_dtype_skip_layers = r.string_list("kv_cache_dtype_skip_layers");
+  d.disable_hybrid_kv_cache_manager = optional_boolean("disable_hybrid_kv_cache_manager");
+  d.kv_connector = r.optional_string("kv_connector").value_or("");
+  d.allow_chunked_local_attn_with_hybrid_kv_cache = optional_boolean("allow_chunked_local_attn_with_hybrid_kv_cache");
   return d;
 }
 
@@ -89,7 +111,7 @@ std::optional<Bytes> gpu_memory(const JsonReader& request) {
 VllmProfile profile_of(const JsonReader& request, const ConfigDir& configs) {
   if (request.has("profile")) {
     if (request.has("vllm_version")) request.fail("profile", "either \"profile\" or \"vllm_version\", not both");
-    return load_vllm_profile_file(request.string("profile"));
+    return load_vllm_profile_file(request.string("profile"), configs);
   }
   return load_vllm_profile(request.optional_string("vllm_version").value_or(""), configs);
 }

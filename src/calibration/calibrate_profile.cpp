@@ -50,10 +50,13 @@ double rmse(const std::vector<double>& residuals) {
 }  // namespace
 
 Calibration calibrate_profile(const std::vector<ReplayRow>& rows, const std::string& profile_text,
-                              const std::string& profile_path) {
+                              const std::string& profile_path, const std::string& base_profiles) {
   // The profile must be one fit() can load (types, ranges, unknown keys), with a calibration block.
-  (void)detail::parse_vllm_profile(profile_text, profile_path);
-  Json profile = Json::parse(profile_text);  // parsed once above: no exception here
+  (void)detail::parse_vllm_profile(profile_text, profile_path, base_profiles);
+  // The coefficients are fitted on the profile as it resolves (its "extends" applied); the output keeps
+  // the file's own document.
+  Json own = Json::parse(profile_text);  // parsed once above: no exception here
+  Json profile = Json::parse(detail::resolve_profile_json(profile_text, profile_path, base_profiles).dump());
   if (!profile.contains("calibration") || !profile["calibration"].is_object()) {
     throw InputError(fmt::format("{}:/calibration: expected {{\"min_version\", \"max_version\"}} naming the vLLM "
                                  "versions whose logs feed this profile",
@@ -205,8 +208,28 @@ Calibration calibrate_profile(const std::vector<ReplayRow>& rows, const std::str
   for (auto& [key, value] : o.items()) {
     if (value.is_number_float()) value = std::stod(fmt::format("{:.4f}", value.get<double>()));
   }
-  out.profile_json = profile.dump(2) + "\n";
-  (void)detail::parse_vllm_profile(out.profile_json, profile_path);  // what is written loads
+  // An inherited "overheads" stays inherited when the fit reproduces it.
+  const Json inherited = Json::parse(detail::resolve_profile_json(profile_text, profile_path, base_profiles).dump());
+  if (own.contains("overheads") || inherited.value("overheads", Json()) != profile["overheads"]) {
+    // Keys keep the order the file gives them (then the canonical order), so a rerun is byte-stable.
+    Json ordered = Json::object();
+    std::vector<std::string> keys;
+    if (own.contains("overheads") && own["overheads"].is_object()) {
+      for (const auto& [key, value] : own["overheads"].items()) keys.push_back(key);
+    }
+    for (const char* key : {"sampler_bytes_per_logit", "forward_activation_factor", "non_torch_single_gpu_gib",
+                            "non_torch_multi_nvlink_gib", "non_torch_multi_pcie_gib", "cudagraph_base_gib",
+                            "cudagraph_per_layer_gib", "relative_uncertainty", "fit_notes"}) {
+      keys.emplace_back(key);
+    }
+    for (const auto& [key, value] : o.items()) keys.push_back(key);
+    for (const auto& key : keys) {
+      if (o.contains(key) && !ordered.contains(key)) ordered[key] = o[key];
+    }
+    own["overheads"] = ordered;
+  }
+  out.profile_json = own.dump(2) + "\n";
+  (void)detail::parse_vllm_profile(out.profile_json, profile_path, base_profiles);  // what is written loads
   return out;
 }
 

@@ -221,6 +221,8 @@ std::vector<ReplayRow> replay_observation_text(const std::string& text, const st
       if (row.contains("extra") && row["extra"].is_object()) {
         d.dtype = parse_model_dtype_choice(field<std::string>(row["extra"], "dtype_arg").value_or("auto"),
                                            "extra.dtype_arg");
+        // The launch's --enable-prefix-caching (hybrid models keep more state pages with it).
+        d.enable_prefix_caching = field<bool>(row["extra"], "prefix_caching");
       }
       const FitResult predicted = fit(model, gpu, d, profile);
       const WorkerBudget& w = predicted.binding_worker();

@@ -2,7 +2,7 @@
 // indentation and a final newline, invalid UTF-8 replaced rather than thrown.
 #pragma once
 
-#include <cmath>
+#include <charconv>
 #include <optional>
 #include <string>
 
@@ -23,7 +23,14 @@ Document value_or_null(const std::optional<T>& value) {
   return value ? Document(*value) : Document(nullptr);
 }
 
-// A figure rounded to two decimals for the JSON documents.
-inline double two_decimals(double value) { return std::round(value * 100.0) / 100.0; }
+// A figure as vLLM prints it with "%.2f" (the exact binary value rounded, ties to even), read back as a
+// number, so that the JSON documents agree with vLLM's log lines and gpubudget's own text.
+inline double two_decimals(double value) {
+  char text[400];  // the longest fixed double, 309 digits, fits
+  const auto printed = std::to_chars(text, text + sizeof text, value, std::chars_format::fixed, 2);
+  double out = value;
+  if (printed.ec == std::errc()) std::from_chars(text, printed.ptr, out);
+  return out;
+}
 
 }  // namespace gpubudget::detail

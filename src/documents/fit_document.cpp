@@ -36,7 +36,15 @@ std::string fit_json(const FitQuery& q, const FitResult& r, const std::vector<Re
                      {"enforce_eager", d.enforce_eager},
                      {"skip_mm_profiling", d.skip_mm_profiling},
                      {"vllm_version", q.vllm_version.empty() ? q.profile.version : q.vllm_version},
-                     {"vllm_profile", q.profile.version}};
+                     {"vllm_profile", q.profile.version},
+                     {"max_model_len_auto", d.max_model_len_auto},
+                     {"hybrid_kv_cache_manager", r.hybrid_kv_cache_manager}};
+  if (r.hybrid) {
+    j["deployment"]["enable_prefix_caching"] = r.prefix_caching;
+    j["deployment"]["mamba_cache_mode"] = mamba_cache_mode_name(r.mamba_cache_mode);
+    j["deployment"]["mamba_cache_dtype"] = dtype_name(r.mamba_dtypes.conv);
+    j["deployment"]["mamba_ssm_cache_dtype"] = dtype_name(r.mamba_dtypes.ssm);
+  }
   Document components = Document::array();
   for (const auto& comp : w.weights.components) {
     components.push_back({{"name", component_name(comp.component)}, {"bytes", comp.bytes.count()}});
@@ -62,7 +70,11 @@ std::string fit_json(const FitQuery& q, const FitResult& r, const std::vector<Re
   j["request"] = {{"max_model_len", r.judged_max_model_len},
                   {"needed_bytes", r.needed.count()},
                   {"fits", r.fits},
+                  {"kv_fits", r.kv_fits},
+                  {"auto_fitted", r.auto_fitted},
                   {"vllm_error", detail::string_or_null(r.vllm_error)}};
+  j["vllm_would_start"] = r.vllm_would_start;
+  j["start_blocker"] = detail::string_or_null(r.start_blocker);
   Document workers = Document::array();
   for (const auto& wk : r.workers) {
     workers.push_back({{"pp_rank", wk.pp_rank},
@@ -86,6 +98,7 @@ std::string fit_json(const FitQuery& q, const FitResult& r, const std::vector<Re
   }
   j["remedies"] = remedy_list;
   j["warnings"] = r.warnings;
+  j["notes"] = r.notes;
   return detail::document_text(j);
 }
 

@@ -39,10 +39,14 @@ void add_gqa_attention(const ParseContext& c, LayerSpec& layer, const std::strin
 }
 
 Dtype dtype_field(const JsonReader& config, const std::string& key, Dtype fallback) {
-  if (!config.has(key)) return fallback;
+  return optional_dtype_field(config, key).value_or(fallback);
+}
+
+std::optional<Dtype> optional_dtype_field(const JsonReader& config, const std::string& key) {
+  if (!config.has(key)) return std::nullopt;
   const auto parsed = parse_torch_dtype(config.string(key));
   if (!parsed) config.fail(key, "\"float32\", \"bfloat16\" or \"float16\"");
-  return *parsed;
+  return parsed;
 }
 
 AttentionSpec standard_attention(AttentionKind kind, std::int64_t heads, std::int64_t kv_heads, std::int64_t head_dim,

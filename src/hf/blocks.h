@@ -23,6 +23,8 @@ void add_gqa_attention(const ParseContext& c, LayerSpec& layer, const std::strin
 
 // A torch dtype named by config field `key` ("float32", "bfloat16", ...), or `fallback` when absent.
 Dtype dtype_field(const JsonReader& config, const std::string& key, Dtype fallback);
+// The same, nullopt when the key is absent.
+std::optional<Dtype> optional_dtype_field(const JsonReader& config, const std::string& key);
 
 // The KV geometry of a standard attention layer (full, sliding window or chunked local).
 AttentionSpec standard_attention(AttentionKind kind, std::int64_t heads, std::int64_t kv_heads, std::int64_t head_dim,

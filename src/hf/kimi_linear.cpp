@@ -32,6 +32,7 @@ void parse_kimi_linear(const ParseContext& c, ModelSpec& model) {
   const auto first_dense = t.optional_integer("first_k_dense_replace", 0, kMaxLayers).value_or(0);
   const auto moe_freq = t.optional_integer("moe_layer_freq", 1, kMaxLayers).value_or(1);
   model.hidden_size = H;
+  model.mla_qk_nope_head_dim = nope;
   model.num_experts_per_token = t.integer("num_experts_per_token", 1, kMaxExperts);
   const Dtype dt = c.dtype;
   const QuantFormat plain = c.unquantized();
@@ -59,10 +60,10 @@ void parse_kimi_linear(const ParseContext& c, ModelSpec& model) {
       layer.linears.push_back(make_linear(a + "o_proj", Component::kAttention, Parallelism::kRow, {H}, n * v_dim,
                                           c.format_for({a + "o_proj"})));
     } else {
-      // KDA: a recurrent state of heads x head_dim x head_dim (fp32) and short convolutions of q, k, v.
+      // KDA: a recurrent state of heads x head_dim x head_dim (always fp32) and short convolutions of q, k, v.
       layer.attention.kind = AttentionKind::kMamba;
       layer.attention.num_attention_heads = heads;
-      layer.attention.state = {3 * proj, kernel - 1, heads, hd * hd, dt, Dtype::kFloat32};
+      layer.attention.state = {3 * proj, kernel - 1, heads, hd * hd, MambaMixer::kKda, std::nullopt};
       for (const char* x : {"q_proj", "k_proj", "v_proj"}) {
         layer.linears.push_back(make_linear(a + x, Component::kAttention, Parallelism::kColumn, {proj}, H,
                                             c.format_for({a + x})));

@@ -28,7 +28,11 @@ void parse_nemotron_h(const ParseContext& c, ModelSpec& model) {
   const bool proj_bias = t.boolean("mamba_proj_bias", t.boolean("use_bias", false));
   const std::int64_t inner = m_heads * m_head_dim;
   const std::int64_t conv_dim = inner + 2 * groups * state;
-  const Dtype ssm_dtype = dtype_field(t, "mamba_ssm_cache_dtype", c.dtype);
+  // The SSM cache dtype the config asks for; vLLM 0.13+ uses it (NemotronHForCausalLMConfig).
+  const std::optional<Dtype> ssm_dtype = optional_dtype_field(t, "mamba_ssm_cache_dtype");
+  // ModelConfig.get_mamba_chunk_size: mamba_chunk_size, else chunk_size, else 2048.
+  model.mamba_chunk_size = t.optional_integer("mamba_chunk_size", 1, kMaxHidden)
+                               .value_or(t.optional_integer("chunk_size", 1, kMaxHidden).value_or(2048));
   // MoE (Nemotron-3).
   const auto E = t.optional_integer("n_routed_experts", 1, kMaxExperts).value_or(0);
   const auto moe_I = E > 0 ? t.integer("moe_intermediate_size", 1, kMaxIntermediate) : 0;
@@ -50,7 +54,7 @@ void parse_nemotron_h(const ParseContext& c, ModelSpec& model) {
       const std::string x = p + "mixer.";
       layer.attention.kind = AttentionKind::kMamba;
       layer.attention.num_attention_heads = m_heads;
-      layer.attention.state = {conv_dim, conv_kernel - 1, m_heads, m_head_dim * state, dt, ssm_dtype};
+      layer.attention.state = {conv_dim, conv_kernel - 1, m_heads, m_head_dim * state, MambaMixer::kMamba2, ssm_dtype};
       layer.linears.push_back(make_linear(x + "in_proj", Component::kAttention, Parallelism::kColumn,
                                           {inner, conv_dim, m_heads}, H, c.format_for({x + "in_proj"}), proj_bias));
       layer.linears.push_back(make_linear(x + "conv1d", Component::kAttention, Parallelism::kColumn, {conv_dim},

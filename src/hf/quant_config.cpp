@@ -1,6 +1,7 @@
 // Quantization declarations: config.json `quantization_config` or ModelOpt `hf_quant_config.json`.
 // vLLM: transformers_utils/config.py (_normalize_quantization_config), config/cache.py
 // (resolve_kv_cache_dtype_string), model_executor/layers/quantization/{fp8,modelopt}.py.
+#include <cctype>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -112,23 +113,31 @@ namespace {
 
 // ModelOpt's KV declaration: "FP8" or {type: float, num_bits: 8} → fp8_e4m3 (vLLM
 // get_kv_cache_quant_algo_string); anything else leaves `auto` alone.
-std::string modelopt_kv_dtype(const JsonReader& block, std::string& declaration) {
+// get_kv_cache_quant_algo_string: the first of kv_cache_scheme / kv_cache_quant_algo; a dict is fp8
+// when {dynamic: false, num_bits: 8, type: float}, nvfp4 when {num_bits: 4, type: float}; a string is
+// lower-cased. Returns "" without a declaration; an unrecognised one comes back as its text, which
+// vLLM warns about and treats as `auto`.
+std::string modelopt_kv_algo(const JsonReader& block, std::string& declaration) {
   for (const char* key : {"kv_cache_scheme", "kv_cache_quant_algo"}) {
     if (!block.has(key)) continue;
     const auto& v = block.value()[key];
     if (v.is_string()) {
-      const auto s = v.get<std::string>();
+      auto s = v.get<std::string>();
+      if (s.empty()) continue;  // `or` in vLLM skips empty values
       declaration = std::string(key) + " " + s;
-      if (s == "FP8" || s == "fp8") return "fp8_e4m3";
-      return "";
+      for (auto& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      return s;
     }
     if (v.is_object()) {
+      if (v.empty()) continue;
       const JsonReader scheme = block.object(key);
       const auto type = scheme.optional_string("type").value_or("");
       const auto bits = scheme.optional_integer("num_bits", 1, 64).value_or(0);
+      const bool static_scales = v.contains("dynamic") && v["dynamic"].is_boolean() && !v["dynamic"].get<bool>();
       declaration = fmt::format("{} {{type: {}, num_bits: {}}}", key, type, bits);
-      if (type == "float" && bits == 8) return "fp8_e4m3";
-      return "";
+      if (type == "float" && bits == 8 && static_scales) return "fp8";
+      if (type == "float" && bits == 4) return "nvfp4";
+      return v.dump();
     }
   }
   return "";
@@ -176,8 +185,11 @@ CheckpointQuantization parse_modelopt(const JsonReader& block, const std::string
   }
   q.excluded_modules = block.string_list("exclude_modules");
   for (auto& p : block.string_list("ignore")) q.excluded_modules.push_back(std::move(p));
-  q.kv_cache_dtype = modelopt_kv_dtype(block, q.kv_cache_declaration);
-  q.kv_cache_declaration = std::filesystem::path(block.file()).filename().string() + " " + q.kv_cache_declaration;
+  q.kv_cache_algo = modelopt_kv_algo(block, q.kv_cache_declaration);
+  if (!q.kv_cache_algo.empty()) {
+    q.kv_cache_scheme = CheckpointKvScheme::kModelOpt;
+    q.kv_cache_declaration = std::filesystem::path(block.file()).filename().string() + " " + q.kv_cache_declaration;
+  }
   q.source = algo_key_owner_desc;
   return q;
 }
@@ -256,7 +268,7 @@ QuantFormat compressed_tensors_format(const JsonReader& group, const std::string
 
 // compressed-tensors (llm-compressor). A group targeting "Linear" sets the default format; groups
 // targeting named modules (literal or `re:`) list per-module formats. The KV declaration is resolved
-// the way vLLM does it: Attention.__init__ turns `auto` into `fp8` when `kv_cache_scheme` is set.
+// as the checkpoint states it; what vLLM makes of it depends on the version (resolve_kv_cache_dtype).
 CheckpointQuantization parse_compressed_tensors(const JsonReader& qc, Dtype dtype) {
   CheckpointQuantization q;
   q.method = "compressed-tensors";
@@ -268,7 +280,7 @@ CheckpointQuantization parse_compressed_tensors(const JsonReader& qc, Dtype dtyp
     if (type != "float" || bits != 8) {
       kv.fail("type", "an 8-bit float kv_cache_scheme (the only one vLLM maps to an fp8 KV cache)");
     }
-    q.kv_cache_dtype = "fp8";
+    q.kv_cache_scheme = CheckpointKvScheme::kCompressedTensors;
     q.kv_cache_declaration = "kv_cache_scheme {type: float, num_bits: 8}";
   }
   const auto format_name = qc.optional_string("format").value_or("");

@@ -38,8 +38,8 @@ void parse_qwen3_next(const ParseContext& c, ModelSpec& model) {
     const auto interval = t.integer("full_attention_interval", 1, kMaxLayers);
     for (std::int64_t i = 0; i < L; ++i) full[static_cast<std::size_t>(i)] = (i + 1) % interval == 0;
   }
-  // The temporal state's dtype: the config's mamba_ssm_dtype (Qwen3.5 says float32), else the model's.
-  const Dtype ssm_dtype = dtype_field(t, "mamba_ssm_dtype", c.dtype);
+  // The temporal state's dtype the config asks for (Qwen3.5 says float32); vLLM 0.17+ uses it.
+  const std::optional<Dtype> ssm_dtype = optional_dtype_field(t, "mamba_ssm_dtype");
   model.hidden_size = H;
   model.num_experts_per_token = dense ? 0 : t.integer("num_experts_per_tok", 1, kMaxExperts);
   const Dtype dt = c.dtype;
@@ -68,7 +68,7 @@ void parse_qwen3_next(const ParseContext& c, ModelSpec& model) {
     } else {
       layer.attention.kind = AttentionKind::kMamba;
       layer.attention.num_attention_heads = nv;
-      layer.attention.state = {conv_dim, conv_kernel - 1, nv, dk * dv, dt, ssm_dtype};
+      layer.attention.state = {conv_dim, conv_kernel - 1, nv, dk * dv, MambaMixer::kGatedDeltaNet, ssm_dtype};
       const std::string g = p + "linear_attn.";
       if (split_projections) {
         layer.linears.push_back(make_linear(g + "in_proj_qkvz", Component::kAttention, Parallelism::kColumn,

@@ -204,15 +204,25 @@ TEST(CliFit, IncidentBf16JsonHasTheFixedFields) {
   EXPECT_LT(j["max_model_len"].get<std::int64_t>(), 262144);
 }
 
-TEST(CliFit, IncidentCheckpointFp8Fits) {
+// The checkpoint's own fp8 KV cache would fit (35136 B/token = 61 layers x 576 B, 8.58 GiB for 262,144
+// tokens) but no MLA backend of 0.15 takes fp8 on compute capability 12.0 (TRITON_MLA gains fp8 only in
+// 0.18, #34597): the memory verdict and the start verdict are reported apart, and the exit is 1.
+TEST(CliFit, IncidentCheckpointFp8WouldFitButVllmWouldNotStart) {
   const CliRun r = run(with(kIncident, {"--json"}));
-  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_EQ(r.code, 1) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["deployment"]["kv_cache_dtype"], "fp8_e4m3");
   EXPECT_EQ(j["kv_cache"]["bytes_per_token"], 35136);
-  EXPECT_EQ(j["request"]["fits"], true);
+  EXPECT_EQ(j["request"]["fits"], false);
+  EXPECT_EQ(j["vllm_would_start"], false);
   EXPECT_EQ(j["max_model_len"], 262144);
   EXPECT_NE(r.err.find("warning: no MLA attention backend"), std::string::npos);
+  const CliRun text = run(kIncident);
+  EXPECT_NE(text.out.find("fits in memory, but vLLM WOULD NOT START"), std::string::npos) << text.out;
+  // From 0.18 TRITON_MLA accepts fp8 and the same launch starts.
+  const CliRun v018 = run({"fit", "nvidia/Kimi-K2.5-NVFP4", "--gpu", "rtx-pro-6000", "-tp", "8",
+                           "--gpu-memory-utilization", "0.9", "--vllm-version", "0.18", "--json"});
+  EXPECT_EQ(v018.code, 0) << v018.err;
 }
 
 TEST(CliFit, HumanOutputReadsLikeABudgetAndQuotesVllmsError) {
@@ -363,8 +373,8 @@ TEST(CliDiagnose, EveryCorpusLogEmitsAnObservationThatCalibrateAccepts) {
   fs::remove_all(dir);
 }
 
-// Without --profile, calibrate starts from the profile the rows ran under: 0.19.0 rows → the 0.17 profile
-// (newest ≤ 0.19); rows of several profiles → the newest.
+// Without --profile, calibrate starts from the profile the rows ran under: 0.19.0 rows → the 0.19 profile
+// (the newest ≤ 0.19.0); rows of several profiles → the newest.
 TEST(CliCalibrate, WithoutAProfileTakesTheOneTheRowsRanUnder) {
   const fs::path dir = fs::temp_directory_path() / "gpubudget-calibrate-default";
   fs::create_directories(dir);
@@ -378,9 +388,9 @@ TEST(CliCalibrate, WithoutAProfileTakesTheOneTheRowsRanUnder) {
   const std::string aliases = (fs::path(test::data_dir()) / "observations" / "model_aliases.json").string();
   const CliRun chosen = run({"calibrate", (dir / "v019.jsonl").string(), "--aliases", aliases});
   ASSERT_EQ(chosen.code, 0) << chosen.err;
-  EXPECT_NE(chosen.err.find("vllm/0.17.json"), std::string::npos) << chosen.err;
+  EXPECT_NE(chosen.err.find("vllm/0.19.json"), std::string::npos) << chosen.err;
   const CliRun named = run({"calibrate", (dir / "v019.jsonl").string(), "--aliases", aliases, "--profile",
-                            std::string(GPUBUDGET_TEST_CONFIG_DIR) + "/vllm/0.17.json"});
+                            std::string(GPUBUDGET_TEST_CONFIG_DIR) + "/vllm/0.19.json"});
   EXPECT_EQ(chosen.out, named.out);
   const CliRun mixed = run({"calibrate", (fs::path(test::data_dir()) / "observations" / "vllm-runs.jsonl").string()});
   ASSERT_EQ(mixed.code, 0) << mixed.err;

@@ -21,9 +21,12 @@ TEST(HumanInt, VllmSuffixes) {
 }
 
 TEST(MaxModelLen, AutoAndMinusOne) {
-  EXPECT_FALSE(parse_max_model_len("auto").has_value());
-  EXPECT_FALSE(parse_max_model_len("-1").has_value());
-  EXPECT_EQ(parse_max_model_len("128k"), 128000);
+  EXPECT_FALSE(parse_max_model_len("").length.has_value());
+  EXPECT_FALSE(parse_max_model_len("").auto_fit);
+  EXPECT_TRUE(parse_max_model_len("auto").auto_fit);
+  EXPECT_TRUE(parse_max_model_len("-1").auto_fit);
+  EXPECT_FALSE(parse_max_model_len("-1").length.has_value());
+  EXPECT_EQ(parse_max_model_len("128k").length, 128000);
   EXPECT_THROW(parse_max_model_len("0"), cli::UsageError);
 }
 

@@ -43,7 +43,8 @@ TEST(Calibrate, ReproducesEveryShippedProfileByteForByte) {
 TEST(Calibrate, FitsTheSamplerCoefficientFromTheLoggedPeaks) {
   // vLLM 0.17-0.20: the logged torch peaks of the H100 rows whose sampler dominates are 1024 rows of
   // fp32 logits and their top-k/top-p workspace, about 15 bytes per logit element.
-  const auto c = calibrate_profile(rows(), read(test::configs().root / "vllm" / "0.17.json"), "0.17.json");
+  const auto path = test::configs().root / "vllm" / "0.17.json";  // its base 0.16 is found beside it
+  const auto c = calibrate_profile(rows(), read(path), path.string());
   const auto j = nlohmann::json::parse(c.profile_json);
   EXPECT_NEAR(j["overheads"]["sampler_bytes_per_logit"].get<double>(), 15.0, 0.6);
   EXPECT_GE(c.row_ids.size(), 30u);

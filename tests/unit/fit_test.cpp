@@ -85,15 +85,28 @@ TEST(Fit, NoMemoryLeftForTheKvCacheIsVllmsStartupError) {
   EXPECT_EQ(r.vllm_error.rfind("No available memory for the cache blocks.", 0), 0u);
 }
 
-TEST(Fit, IncidentCheckpointFp8FitsButWarnsThatNoBackendTakesIt) {
+TEST(Fit, IncidentCheckpointFp8WouldFitButNoBackendTakesIt) {
+  // vLLM 0.15 resolves the checkpoint's kv_cache_quant_algo FP8 to fp8_e4m3 (resolve_kv_cache_dtype_string,
+  // 0.14+), and on SM120 the only MLA backend, TRITON_MLA, takes no fp8 cache before #34597 (0.18): the
+  // KV memory check would pass, but vLLM does not start.
   Incident in;
   const FitResult r = fit(in.model, in.gpu, in.deployment(), in.profile);
   EXPECT_EQ(r.kv_cache_dtype.name, "fp8_e4m3");
   EXPECT_EQ(r.binding_worker().kv.bytes_per_token().count(), 35136);
-  EXPECT_TRUE(r.fits);
+  EXPECT_TRUE(r.kv_fits);
+  EXPECT_FALSE(r.vllm_would_start);
+  EXPECT_FALSE(r.fits);
   EXPECT_EQ(r.max_model_len, 262144);
+  EXPECT_EQ(r.vllm_error, r.start_blocker);
   ASSERT_FALSE(r.warnings.empty());
   EXPECT_NE(r.warnings.front().find("fp8_e4m3"), std::string::npos);
+  // From vLLM 0.18 TRITON_MLA takes it, and the same deployment starts.
+  const FitResult v18 = fit(in.model, in.gpu, in.deployment(), load_vllm_profile("0.18", test::configs()));
+  EXPECT_TRUE(v18.vllm_would_start);
+  EXPECT_EQ(v18.attention_backend, "TRITON_MLA");
+  // Before vLLM 0.14 the checkpoint's declaration is not read: `auto` is the model dtype.
+  const FitResult v13 = fit(in.model, in.gpu, in.deployment(), load_vllm_profile("0.13", test::configs()));
+  EXPECT_EQ(v13.kv_cache_dtype.name, "bfloat16");
 }
 
 TEST(Fit, ExplicitKvCacheMemoryBypassesTheBudget) {

@@ -12,7 +12,15 @@
 namespace gpubudget {
 namespace {
 
-KvCacheDtype dtype_of(std::int64_t bytes) { return {bytes == 1 ? "fp8" : "bfloat16", bytes, "test"}; }
+KvCacheDtype dtype_of(std::int64_t bytes) { return kv_cache_dtype_named(bytes == 1 ? "fp8" : "bfloat16", "test"); }
+
+KvCacheSettings settings_of(std::int64_t dtype_bytes, std::int64_t block, std::int64_t batched_tokens = 8192) {
+  KvCacheSettings s;
+  s.dtype = dtype_of(dtype_bytes);
+  s.block_size = block;
+  s.max_num_batched_tokens = batched_tokens;
+  return s;
+}
 
 KvCacheLayout layout_of(const std::string& id, std::int64_t tp, std::int64_t dtype_bytes, std::int64_t block,
                         std::int64_t dcp = 1) {
@@ -20,7 +28,13 @@ KvCacheLayout layout_of(const std::string& id, std::int64_t tp, std::int64_t dty
   Deployment d;
   d.tensor_parallel_size = tp;
   d.decode_context_parallel_size = dcp;
-  return make_kv_cache_layout(m, make_parallel_layout(m, d, 0), dtype_of(dtype_bytes), block, 8192);
+  return make_kv_cache_layout(m, make_parallel_layout(m, d, 0), settings_of(dtype_bytes, block));
+}
+
+// A hybrid model's worker layout as fit() builds it on an H100 with the newest profile.
+KvCacheLayout hybrid_layout(const std::string& id, const Deployment& d) {
+  return worker_kv_cache_layout(test::bundled(id), load_gpu_preset("h100", test::configs()), d,
+                                load_vllm_profile("", test::configs()));
 }
 
 TEST(KvBytesPerToken, Llama31_8B) {
@@ -66,7 +80,7 @@ TEST(KvBlocks, FloorOfBudgetOverPageOverLayers) {
 
 TEST(KvDtype, ResolutionFollowsVllm) {
   const ModelSpec kimi = test::bundled("nvidia/Kimi-K2.5-NVFP4");
-  EXPECT_EQ(resolve_kv_cache_dtype(kimi, KvCacheDtypeChoice::kAuto).name, "fp8_e4m3");  // checkpoint kv_cache_scheme
+  EXPECT_EQ(resolve_kv_cache_dtype(kimi, KvCacheDtypeChoice::kAuto).name, "fp8_e4m3");  // checkpoint kv_cache_quant_algo
   EXPECT_EQ(resolve_kv_cache_dtype(kimi, KvCacheDtypeChoice::kBFloat16).name, "bfloat16");  // explicit wins
   const ModelSpec llama = test::bundled("meta-llama/Llama-3.1-8B");
   EXPECT_EQ(resolve_kv_cache_dtype(llama, KvCacheDtypeChoice::kAuto).name, "bfloat16");
@@ -75,7 +89,7 @@ TEST(KvDtype, ResolutionFollowsVllm) {
   // compressed-tensors kv_cache_scheme → vLLM's Attention turns auto into fp8.
   ModelSpec ct = llama;
   ct.quantization.method = "compressed-tensors";
-  ct.quantization.kv_cache_dtype = "fp8";
+  ct.quantization.kv_cache_scheme = CheckpointKvScheme::kCompressedTensors;
   EXPECT_EQ(resolve_kv_cache_dtype(ct, KvCacheDtypeChoice::kAuto).name, "fp8");
   EXPECT_EQ(resolve_kv_cache_dtype(ct, KvCacheDtypeChoice::kAuto).element_bytes, 1);
   // A ModelOpt hf_quant_config.json with kv_cache_quant_algo FP8.
@@ -105,7 +119,7 @@ TEST(LargestFittingLength, EqualsABruteForceScan) {
     layer.token_bytes = Bytes(1 + static_cast<std::int64_t>(rng() % 4096));
     kv.group_size = 1 + static_cast<std::int64_t>(rng() % 6);
     kv.layers.assign(static_cast<std::size_t>(kv.group_size), layer);
-    kv.groups = {{layer, kv.group_size}};
+    kv.groups = {{layer, kv.group_size, kv.group_size}};
     kv.page_bytes = layer.page_bytes();
     const std::int64_t upper = 1 + static_cast<std::int64_t>(rng() % 3000);
     const Bytes available(static_cast<std::int64_t>(rng() % (kv.needed(upper).count() * 2 + 1)));
@@ -128,8 +142,7 @@ namespace {
 // gpt-oss-20b: 24 layers alternating sliding (window 128) and full attention, 8 KV heads of 64.
 KvCacheLayout gpt_oss_20b(std::int64_t batched_tokens) {
   const ModelSpec m = test::bundled("openai/gpt-oss-20b");
-  return make_kv_cache_layout(m, make_parallel_layout(m, Deployment{}, 0), {"bfloat16", 2, "test"}, 16,
-                              batched_tokens);
+  return make_kv_cache_layout(m, make_parallel_layout(m, Deployment{}, 0), settings_of(2, 16, batched_tokens));
 }
 
 TEST(KvHybrid, GptOssGroupsTwelveSlidingAndTwelveFullLayers) {
@@ -208,10 +221,11 @@ namespace gpubudget {
 namespace {
 
 KvCacheLayout qwen3_next(std::int64_t tp, MambaCacheMode mode) {
-  const ModelSpec m = test::bundled("Qwen/Qwen3-Next-80B-A3B-Instruct");
   Deployment d;
   d.tensor_parallel_size = tp;
-  return make_kv_cache_layout(m, make_parallel_layout(m, d, 0), {"bfloat16", 2, "test"}, 16, 8192, mode);
+  d.max_num_batched_tokens = 8192;
+  d.enable_prefix_caching = mode != MambaCacheMode::kNone;  // prefix caching on: `align` for Qwen3-Next
+  return hybrid_layout("Qwen/Qwen3-Next-80B-A3B-Instruct", d);
 }
 
 TEST(KvHybridMamba, Qwen3NextRaisesTheAttentionBlockToHoldAState) {
@@ -238,9 +252,7 @@ TEST(KvHybridMamba, Qwen36BlockSizeIsWhatVllmSets) {
   // Qwen3.6-27B, TP1, bf16 KV: state = 3 x (2*16*128 + 48*128) x 2 B + 48 x 128 x 128 x 4 B (fp32,
   // config mamba_ssm_dtype) = 3,207,168 B; token = K,V x 4 heads x 256 x 2 B = 4096 B → vLLM's
   // "Setting attention block size to 784 tokens" (16 x cdiv(3,207,168, 65,536) = 16 x 49).
-  const ModelSpec m = test::bundled("Qwen/Qwen3.6-27B");
-  const KvCacheLayout kv =
-      make_kv_cache_layout(m, make_parallel_layout(m, Deployment{}, 0), {"bfloat16", 2, "test"}, 16, 8192, MambaCacheMode::kNone);
+  const KvCacheLayout kv = hybrid_layout("Qwen/Qwen3.6-27B", Deployment{});
   EXPECT_EQ(kv.attention_block_size(), 784);
 }
 
@@ -248,9 +260,7 @@ TEST(KvHybridMamba, NemotronMamba2StateSetsTheBlock) {
   // Nemotron-3 Nano, TP1: Mamba2 conv (64 x 64 + 2 x 8 x 128 = 6144 channels) x 3 x 2 B + temporal
   // 64 heads x 64 x 128 x 4 B (mamba_ssm_cache_dtype float32) = 2,134,016 B; attention token 1024 B
   // → block 16 x cdiv(2,134,016, 16,384) = 2096. 6 attention + 23 Mamba layers → groups of 6.
-  const ModelSpec m = test::bundled("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16");
-  const KvCacheLayout kv =
-      make_kv_cache_layout(m, make_parallel_layout(m, Deployment{}, 0), {"bfloat16", 2, "test"}, 16, 8192, MambaCacheMode::kNone);
+  const KvCacheLayout kv = hybrid_layout("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", Deployment{});
   EXPECT_EQ(kv.attention_block_size(), 2096);
   EXPECT_EQ(kv.group_size, 6);
   EXPECT_EQ(kv.groups.size(), 1u + 4u);  // attention, and 23 Mamba layers in cdiv(23, 6) = 4 groups
@@ -260,11 +270,9 @@ TEST(KvHybridMamba, KimiLinearPadsTheLinearGroups) {
   // 7 MLA + 20 KDA layers: groups of 7, the KDA layers in cdiv(20, 7) = 3 groups (one padding layer,
   // as vLLM warns "Add 1 padding layers"). KDA state at TP2: 3 x 2048 x 3 x 2 B + 16 x 128 x 128 x 4 B
   // = 1,085,440 B; MLA token 1152 B → block 16 x cdiv(1,085,440, 18,432) = 944.
-  const ModelSpec m = test::bundled("moonshotai/Kimi-Linear-48B-A3B-Instruct");
   Deployment d;
   d.tensor_parallel_size = 2;
-  const KvCacheLayout kv =
-      make_kv_cache_layout(m, make_parallel_layout(m, d, 0), {"bfloat16", 2, "test"}, 16, 8192, MambaCacheMode::kNone);
+  const KvCacheLayout kv = hybrid_layout("moonshotai/Kimi-Linear-48B-A3B-Instruct", d);
   EXPECT_EQ(kv.attention_block_size(), 944);
   EXPECT_EQ(kv.group_size, 7);
   EXPECT_EQ(kv.groups.size(), 4u);
@@ -279,8 +287,7 @@ TEST(KvChunkedLocal, Llama4ScoutHoldsOneChunkInItsLocalLayers) {
   const ModelSpec m = load_model(test::data_dir() + "/configs/llama4-scout-text.json", test::configs());
   Deployment d;
   d.tensor_parallel_size = 8;
-  const KvCacheLayout kv =
-      make_kv_cache_layout(m, make_parallel_layout(m, d, 0), {"bfloat16", 2, "test"}, 16, 8192, MambaCacheMode::kNone);
+  const KvCacheLayout kv = make_kv_cache_layout(m, make_parallel_layout(m, d, 0), settings_of(2, 16));
   EXPECT_EQ(kv.bytes_per_token().count(), 12 * 512);
   EXPECT_EQ(kv.grouping, KvGrouping::kHybrid);
   const std::int64_t page = 16 * 512;

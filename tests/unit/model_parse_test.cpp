@@ -31,7 +31,9 @@ TEST(ModelParse, KimiK25WrapsADeepSeekV3TextModel) {
   EXPECT_TRUE(m.vision.has_value());
   // ModelOpt NVFP4 with the attention of every layer and the lm_head in `ignore`.
   EXPECT_EQ(m.quantization.method, "modelopt_fp4");
-  EXPECT_EQ(m.quantization.kv_cache_dtype, "fp8_e4m3");
+  // hf_quant_config.json kv_cache_quant_algo "FP8": what vLLM 0.14+ maps to fp8_e4m3.
+  EXPECT_EQ(m.quantization.kv_cache_scheme, CheckpointKvScheme::kModelOpt);
+  EXPECT_EQ(m.quantization.kv_cache_algo, "fp8");
   EXPECT_EQ(find_linear(m.layers[7], "self_attn.q_b_proj")->format.kind, QuantKind::kUnquantized);
   EXPECT_EQ(find_linear(m.layers[7], "shared_experts.gate_up_proj")->format.kind, QuantKind::kNvfp4);
   EXPECT_EQ(find_linear(m.layers[0], "mlp.down_proj")->format.kind, QuantKind::kNvfp4);
@@ -53,7 +55,7 @@ TEST(ModelParse, KimiK25CompressedTensorsInt4) {
   EXPECT_EQ(find_linear(m.layers[9], "self_attn.o_proj")->format.kind, QuantKind::kUnquantized);
   EXPECT_EQ(find_linear(m.layers[9], "shared_experts.down_proj")->format.kind, QuantKind::kUnquantized);
   EXPECT_EQ(find_linear(m.layers[0], "mlp.gate_up_proj")->format.kind, QuantKind::kUnquantized);
-  EXPECT_EQ(m.quantization.kv_cache_dtype, "");  // kv_cache_scheme: null
+  EXPECT_EQ(m.quantization.kv_cache_scheme, CheckpointKvScheme::kNone);  // kv_cache_scheme: null
 }
 
 TEST(ModelParse, CompressedTensorsKvSchemeMeansFp8) {
@@ -64,7 +66,7 @@ TEST(ModelParse, CompressedTensorsKvSchemeMeansFp8) {
         "group_size":32,"symmetric":false}}},
       "kv_cache_scheme":{"type":"float","num_bits":8,"dynamic":false},"ignore":["lm_head"]}})",
                                          "", "inline/config.json");
-  EXPECT_EQ(m.quantization.kv_cache_dtype, "fp8");
+  EXPECT_EQ(m.quantization.kv_cache_scheme, CheckpointKvScheme::kCompressedTensors);
   EXPECT_FALSE(m.layers[0].linears[0].format.symmetric);
 }
 
@@ -79,7 +81,7 @@ TEST(ModelParse, DeepSeekV3Fp8BlockSkipsTheMtpLayer) {
   EXPECT_EQ(q_b->format.kind, QuantKind::kFp8Block);
   EXPECT_EQ(q_b->format.block_n, 128);
   EXPECT_NE(find_linear(m.layers[3], "kv_b_proj(bf16 W_UK_T/W_UV)"), nullptr);
-  EXPECT_EQ(m.quantization.kv_cache_dtype, "");
+  EXPECT_EQ(m.quantization.kv_cache_scheme, CheckpointKvScheme::kNone);
 }
 
 TEST(ModelParse, DeepSeekV2LiteHasNoQLora) {

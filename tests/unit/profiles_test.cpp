@@ -12,9 +12,9 @@ namespace gpubudget {
 namespace {
 
 TEST(Profiles, NewestProfileNotNewerThanTheRequestedVersion) {
-  EXPECT_EQ(load_vllm_profile("0.12.3", test::configs()).version, "0.11");
-  EXPECT_EQ(load_vllm_profile("0.15", test::configs()).version, "0.13");
-  EXPECT_EQ(load_vllm_profile("0.16.1", test::configs()).version, "0.13");
+  EXPECT_EQ(load_vllm_profile("0.12.3", test::configs()).version, "0.11.1");
+  EXPECT_EQ(load_vllm_profile("0.15", test::configs()).version, "0.15");
+  EXPECT_EQ(load_vllm_profile("0.16.1", test::configs()).version, "0.16");
   EXPECT_EQ(load_vllm_profile("0.17", test::configs()).version, "0.17");
   EXPECT_EQ(load_vllm_profile("v0.21.0", test::configs()).version, "0.21");
   EXPECT_EQ(load_vllm_profile("", test::configs()).version, "0.22");

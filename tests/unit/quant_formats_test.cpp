@@ -88,7 +88,7 @@ TEST(QuantFormats, ModelOptFp8IsPerTensorWithAStaticInputScale) {
   EXPECT_EQ(qkv.format.kind, QuantKind::kFp8Tensor);
   // TP8: (64/8 + 2·8/8)·128 = 1280 rows x 8192 fp8, one fp32 weight scale (max of q, k, v), one input scale.
   EXPECT_EQ(linear_bytes(qkv, layout_for(m, 8)).count(), 1280LL * 8192 + 4 + 4);
-  EXPECT_EQ(m.quantization.kv_cache_dtype, "fp8_e4m3");
+  EXPECT_EQ(m.quantization.kv_cache_algo, "fp8");  // kv_cache_quant_algo FP8 → fp8_e4m3 from vLLM 0.14
   EXPECT_EQ(m.lm_head_format.kind, QuantKind::kUnquantized);
 }
 
