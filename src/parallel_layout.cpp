@@ -26,7 +26,46 @@ namespace {
   throw InputError(fmt::format("{}: {}", model.source, what));
 }
 
+// Group-quantized integer weights (AWQ, GPTQ, compressed-tensors WNA16) keep one scale per `group_size`
+// inputs, so a row-parallel rank must hold whole groups. vLLM's refusal differs by method:
+// - AWQ: AWQ-Marlin's check_marlin_supports_layer fails, AWQMarlinConfig falls back to AWQLinearMethod,
+//   whose create_weights raises "The input size is not aligned ..." (awq.py, awq_marlin.py);
+// - GPTQ / compressed-tensors WNA16: MarlinLinearKernel.can_implement fails with verify_marlin_supports_shape's
+//   reason (utils/marlin_utils.py) and CompressedTensorsWNA16.create_weights asserts
+//   input_size_per_partition % group_size == 0 when the scales are partitioned.
+// AWQ also packs 8 outputs per int32: a column rank must hold whole packs.
+void check_group_alignment(const ModelSpec& model, const LinearModule& m, std::int64_t tp) {
+  const QuantFormat& f = m.format;
+  const bool grouped = f.kind == QuantKind::kAwq || f.kind == QuantKind::kGptq || f.kind == QuantKind::kIntPacked;
+  if (!grouped || tp == 1) return;
+  if (m.parallelism == Parallelism::kRow && f.group_size > 0 && f.group_size < m.input_size &&
+      (m.input_size / tp) % f.group_size != 0) {
+    const std::int64_t per_rank = m.input_size / tp;
+    if (f.kind == QuantKind::kAwq) {
+      reject(model, fmt::format("{}: {} inputs per rank at --tensor-parallel-size {} are not a multiple of the AWQ "
+                                "group size {}; vLLM raises \"The input size is not aligned with the quantized weight "
+                                "shape. This can be caused by too large tensor parallel size.\"",
+                                m.name, per_rank, tp, f.group_size));
+    }
+    reject(model, fmt::format("{}: {} inputs per rank at --tensor-parallel-size {} are not a multiple of the "
+                              "quantization group size {}; vLLM finds no kernel for the layer (Marlin: \"Weight "
+                              "input_size_per_partition = {} is not divisible by group_size = {}\")",
+                              m.name, per_rank, tp, f.group_size, per_rank, f.group_size));
+  }
+  if (f.kind == QuantKind::kAwq && m.parallelism == Parallelism::kColumn) {
+    std::int64_t per_rank = 0;
+    for (const auto out : m.output_sizes) per_rank += out / tp;
+    if (per_rank % 8 != 0) {
+      reject(model, fmt::format("{}: {} outputs per rank at --tensor-parallel-size {} are not a multiple of AWQ's 8 "
+                                "packed 4-bit values; vLLM raises \"The output size is not aligned with the quantized "
+                                "weight shape. This can be caused by too large tensor parallel size.\"",
+                                m.name, per_rank, tp));
+    }
+  }
+}
+
 void check_linear(const ModelSpec& model, const LinearModule& m, std::int64_t tp) {
+  check_group_alignment(model, m, tp);
   switch (m.parallelism) {
     case Parallelism::kColumn:
       for (const auto out : m.output_sizes) {

@@ -225,6 +225,39 @@ TEST(CliFit, IncidentCheckpointFp8WouldFitButVllmWouldNotStart) {
   EXPECT_EQ(v018.code, 0) << v018.err;
 }
 
+// --max-model-len auto is vLLM's auto-fit (0.14+): the bf16 incident lowers its length and starts (exit 0);
+// before 0.14 the value is refused (exit 3).
+TEST(CliFit, MaxModelLenAutoFitsTheLengthLikeVllm) {
+  const CliRun r = run({"fit", "nvidia/Kimi-K2.5-NVFP4", "--gpu", "rtx-pro-6000", "-tp", "8", "--gpu-memory-utilization",
+                        "0.9", "--kv-cache-dtype", "bfloat16", "--max-model-len", "auto", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["deployment"]["max_model_len_auto"], true);
+  EXPECT_EQ(j["request"]["auto_fitted"], true);
+  EXPECT_EQ(j["request"]["fits"], true);
+  EXPECT_LT(j["request"]["max_model_len"].get<std::int64_t>(), 262144);
+  EXPECT_EQ(run({"fit", "nvidia/Kimi-K2.5-NVFP4", "--gpu", "rtx-pro-6000", "-tp", "8", "--max-model-len", "-1",
+                 "--vllm-version", "0.13"}).code, 3);
+}
+
+TEST(CliFit, ContradictoryPairedFlagsAreAUsageError) {
+  const CliRun r = run({"fit", "Qwen/Qwen3-Next-80B-A3B-Instruct", "--gpu", "h100", "-tp", "4", "--enable-prefix-caching",
+                        "--no-enable-prefix-caching"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--enable-prefix-caching and --no-enable-prefix-caching"), std::string::npos) << r.err;
+  EXPECT_EQ(run({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "h100", "--kv-transfer-config", "not json"}).code, 2);
+}
+
+// Hybrid models report how vLLM resolved prefix caching and the state dtypes.
+TEST(CliFit, HybridJsonNamesTheCacheMode) {
+  const CliRun r = run({"fit", "Qwen/Qwen3-Next-80B-A3B-Instruct", "--gpu", "h100", "-tp", "4", "--enable-prefix-caching",
+                        "--json"});
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["deployment"]["enable_prefix_caching"], true);
+  EXPECT_EQ(j["deployment"]["mamba_cache_mode"], "align");
+  EXPECT_EQ(j["deployment"]["block_size"], 272);
+}
+
 TEST(CliFit, HumanOutputReadsLikeABudgetAndQuotesVllmsError) {
   const CliRun r = run(with(kIncident, {"--kv-cache-dtype", "bfloat16", "--explain"}));
   EXPECT_EQ(r.code, 1);

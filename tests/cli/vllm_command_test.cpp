@@ -33,6 +33,21 @@ TEST(VllmCommand, ApiServerModuleWithModelFlag) {
                             "--skip-mm-profiling"}));
 }
 
+// The cache flags that change memory are read; --kv-cache-dtype-skip-layers is vLLM's list flag (nargs "+").
+TEST(VllmCommand, CacheFlagsAreModelled) {
+  const VllmCommand c = translate_vllm_command(
+      {"VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=0", "vllm", "serve", "m", "--enable-prefix-caching",
+       "--mamba-ssm-cache-dtype", "float32", "--kv-cache-dtype-skip-layers", "0", "5", "--num-gpu-blocks-override",
+       "100", "--kv-transfer-config", "{\"kv_connector\": \"NixlConnector\"}", "--disable-hybrid-kv-cache-manager"});
+  EXPECT_EQ(c.flags, (Words{"m", "--enable-prefix-caching", "--mamba-ssm-cache-dtype", "float32",
+                            "--kv-cache-dtype-skip-layers", "0,5", "--num-gpu-blocks-override", "100",
+                            "--kv-transfer-config", "{\"kv_connector\": \"NixlConnector\"}",
+                            "--disable-hybrid-kv-cache-manager", "--vllm-env",
+                            "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=0"}));
+  EXPECT_TRUE(c.ignored.empty());
+  EXPECT_TRUE(c.notes.empty());
+}
+
 // Found by fuzzing: a float here was converted to an integer (undefined behaviour).
 TEST(VllmCommand, EplbRedundantExpertsMustBeAnInteger) {
   EXPECT_THROW(translate_vllm_command({"vllm", "serve", "m", "--eplb-config", "{\"num_redundant_experts\": 2e52}"}),
