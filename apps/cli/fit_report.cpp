@@ -138,7 +138,10 @@ void write_fit_text(const FitQuery& c, const FitResult& r, const std::vector<Rem
   }
   out << "\n";
   out << fmt::format("Requested length {}{}: needs {} of KV cache per GPU -> {}\n", with_commas(r.judged_max_model_len),
-                     r.judged_is_derived ? " (the model's maximum)" : "", gib2(r.needed),
+                     r.auto_fitted         ? " (--max-model-len auto: lowered to the largest that fits)"
+                     : r.judged_is_derived ? " (the model's maximum)"
+                                           : "",
+                     gib2(r.needed),
                      r.fits       ? "FITS"
                      : r.kv_fits ? "fits in memory, but vLLM WOULD NOT START"
                                  : "DOES NOT FIT");
