@@ -17,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)gpubudget::observation_row(facts, d, {});
   try {
     static const gpubudget::ConfigDir configs{GPUBUDGET_FUZZ_CONFIG_DIR};
-    const auto with_model = gpubudget::diagnose_with_settings(facts, {"meta-llama/Llama-3.1-8B", "h100", "", {}}, configs);
+    const auto with_model = gpubudget::diagnose_with_settings(facts, {"meta-llama/Llama-3.1-8B", "h100", "", {}, {}}, configs);
     (void)gpubudget::observation_row(with_model.facts, with_model.diagnosis, with_model.context);
   } catch (const gpubudget::InputError&) {
   }

@@ -396,7 +396,7 @@ LogDiagnosis diagnose_with_settings(VllmLogFacts facts, const DiagnoseSettings& 
   DiagnosisContext& context = out.context;
   if (!settings.gpu.empty()) context.gpu = load_gpu_preset(settings.gpu, configs);
   if (!settings.model.empty()) {
-    out.model = std::make_shared<const ModelSpec>(load_model(settings.model, configs));
+    out.model = std::make_shared<const ModelSpec>(settings.hub ? load_model(settings.model, configs, *settings.hub) : load_model(settings.model, configs));
     context.model = out.model.get();
     context.model_name = settings.model;
     if (!context.gpu) {

@@ -275,24 +275,34 @@ struct HeaderReader {
   PaddedText text;
 };
 
-SafetensorsFile read_header(const std::string& path) {
+// The header of the shard whose first bytes are in the file at `path`: the whole shard, or (with
+// `shard_bytes`) a copy of its first 8 + N bytes and the shard's real size. `shown` names the shard
+// in messages ("" = `path`).
+SafetensorsFile read_header(const std::string& path, std::optional<std::int64_t> shard_bytes = std::nullopt,
+                            const std::string& shown = "") {
+  const std::string& name = shown.empty() ? path : shown;
   const ReadOnlyFile in(path);
-  const std::int64_t file_bytes = in.size();
-  if (file_bytes < 8) fail(path, fmt::format("{} bytes, shorter than the 8-byte header length", file_bytes));
+  const std::int64_t file_bytes = shard_bytes.value_or(in.size());
+  if (file_bytes < 8 || in.size() < 8) {
+    fail(name, fmt::format("{} bytes, shorter than the 8-byte header length", std::min(file_bytes, in.size())));
+  }
   unsigned char length_bytes[8];
   in.read_at(0, reinterpret_cast<char*>(length_bytes), 8, "the 8-byte header length");
   std::uint64_t length = 0;
   for (int i = 7; i >= 0; --i) length = (length << 8) | length_bytes[i];
   if (length > static_cast<std::uint64_t>(kMaxSafetensorsHeaderBytes)) {
-    fail(path, fmt::format("header length {} exceeds the {}-byte limit", length, kMaxSafetensorsHeaderBytes));
+    fail(name, fmt::format("header length {} exceeds the {}-byte limit", length, kMaxSafetensorsHeaderBytes));
   }
   if (static_cast<std::int64_t>(length) > file_bytes - 8) {
-    fail(path, fmt::format("header length {} is past the end of the {}-byte file", length, file_bytes));
+    fail(name, fmt::format("header length {} is past the end of the {}-byte file", length, file_bytes));
+  }
+  if (static_cast<std::int64_t>(length) > in.size() - 8) {
+    fail(name, fmt::format("the header copy {} holds {} bytes, fewer than the {}-byte header", path, in.size(), 8 + length));
   }
   thread_local HeaderReader reader;
   in.read_at(8, reader.text.resize(static_cast<std::size_t>(length)), static_cast<std::size_t>(length), "the header");
   SafetensorsFile file =
-      parse_header(reader.parser, reader.text, file_bytes - 8 - static_cast<std::int64_t>(length), path);
+      parse_header(reader.parser, reader.text, file_bytes - 8 - static_cast<std::int64_t>(length), name);
   file.file_bytes = file_bytes;
   return file;
 }
@@ -407,7 +417,16 @@ void check_against_index(const std::string& index_path, const WeightMap& map, st
                                *in_header));
 }
 
-// The headers of `paths` in their order, each with its sorted tensor names and the error that stopped
+// One shard to read: the file itself, or a header copy (hub_snapshot.h) with the shard's real size.
+struct ShardFile {
+  std::string path;
+  std::optional<std::int64_t> shard_bytes;  // set for a header copy
+  std::string shown;                         // the shard's name in messages ("" = path)
+};
+
+SafetensorsFile read_shard(const ShardFile& shard) { return read_header(shard.path, shard.shard_bytes, shard.shown); }
+
+// The headers of `shards` in their order, each with its sorted tensor names and the error that stopped
 // its read (if any).
 struct ShardReads {
   std::vector<SafetensorsFile> files;
@@ -415,17 +434,17 @@ struct ShardReads {
   std::vector<std::exception_ptr> errors;
 };
 
-// Reads the headers of `paths` on worker threads (up to one per core; a large checkpoint has over a
+// Reads the headers of `shards` on worker threads (up to one per core; a large checkpoint has over a
 // hundred shards) while the calling thread does `meanwhile` (reading the index), then helps.
 template <class Meanwhile>
-ShardReads read_shards(const std::vector<std::string>& paths, Meanwhile&& meanwhile) {
-  ShardReads reads{std::vector<SafetensorsFile>(paths.size()), std::vector<std::vector<std::string_view>>(paths.size()),
-                   std::vector<std::exception_ptr>(paths.size())};
+ShardReads read_shards(const std::vector<ShardFile>& shards, Meanwhile&& meanwhile) {
+  ShardReads reads{std::vector<SafetensorsFile>(shards.size()), std::vector<std::vector<std::string_view>>(shards.size()),
+                   std::vector<std::exception_ptr>(shards.size())};
   std::atomic<std::size_t> next{0};
   const auto work = [&] {
-    for (std::size_t i = next++; i < paths.size(); i = next++) {
+    for (std::size_t i = next++; i < shards.size(); i = next++) {
       try {
-        reads.files[i] = read_header(paths[i]);
+        reads.files[i] = read_shard(shards[i]);
         reads.names[i] = sorted_names(reads.files[i]);
       } catch (...) {
         reads.errors[i] = std::current_exception();
@@ -433,19 +452,59 @@ ShardReads read_shards(const std::vector<std::string>& paths, Meanwhile&& meanwh
     }
   };
   const std::size_t threads =
-      std::min<std::size_t>({std::max(1u, std::thread::hardware_concurrency()), paths.size(), 16});
+      std::min<std::size_t>({std::max(1u, std::thread::hardware_concurrency()), shards.size(), 16});
   {
     std::vector<std::jthread> pool;  // joined on leaving the block, also when `meanwhile` throws
     for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
     try {
       meanwhile();
     } catch (...) {
-      next = paths.size();  // the workers stop after their current shard
+      next = shards.size();  // the workers stop after their current shard
       throw;
     }
     work();
   }
   return reads;
+}
+
+// A folder's shards by file name: its *.safetensors files, or the header copies its
+// safetensors-headers.json lists (a snapshot fetched from the Hub, hub_snapshot.cpp).
+std::map<std::string, ShardFile> folder_shards(const std::filesystem::path& dir) {
+  namespace fs = std::filesystem;
+  std::map<std::string, ShardFile> shards;
+  std::error_code ec;
+  const fs::path manifest = dir / kHeaderCopiesManifest;
+  if (fs::exists(manifest, ec)) {
+    const std::string path = manifest.string();
+    const ReadOnlyFile in(path);
+    if (in.size() > kMaxIndexBytes) fail(path, fmt::format("{} bytes, above the {}-byte limit", in.size(), kMaxIndexBytes));
+    PaddedText text;
+    in.read_at(0, text.resize(static_cast<std::size_t>(in.size())), static_cast<std::size_t>(in.size()), "the list");
+    dom::parser parser;
+    dom::element root;
+    dom::object list;
+    if (parse_json(parser, text, root) != simdjson::SUCCESS || root["shards"].get_object().get(list) != simdjson::SUCCESS) {
+      throw InputError(fmt::format("{}: expected {{\"shards\": {{name: {{\"bytes\", \"copy\", \"url\"}}}}}}", path));
+    }
+    for (const dom::key_value_pair entry : list) {
+      std::int64_t bytes = 0;
+      std::string_view copy, url;
+      if (entry.value["bytes"].get_int64().get(bytes) != simdjson::SUCCESS || bytes < 0 ||
+          entry.value["copy"].get_string().get(copy) != simdjson::SUCCESS ||
+          entry.value["url"].get_string().get(url) != simdjson::SUCCESS || copy.find('/') != std::string_view::npos ||
+          copy.empty() || copy[0] == '.') {
+        throw InputError(fmt::format("{}:/shards/{}: expected {{\"bytes\", \"copy\", \"url\"}} with a copy in {}", path,
+                                     entry.key, kHeaderCopiesFolder));
+      }
+      shards.emplace(std::string(entry.key),
+                     ShardFile{(dir / kHeaderCopiesFolder / std::string(copy)).string(), bytes, std::string(url)});
+    }
+    return shards;
+  }
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.path().extension() == ".safetensors") shards.emplace(e.path().filename().string(), ShardFile{e.path().string(), {}, {}});
+  }
+  return shards;
 }
 
 }  // namespace
@@ -455,22 +514,19 @@ std::optional<CheckpointHeaders> read_checkpoint_headers(const std::string& mode
   std::error_code ec;
   if (!fs::is_directory(model_dir, ec)) return std::nullopt;
   const fs::path dir(model_dir);
-  // The folder's .safetensors files, by name.
-  std::map<std::string, std::size_t> folder_files;  // file name -> position in `paths`
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (e.path().extension() == ".safetensors") folder_files.emplace(e.path().filename().string(), 0);
-  }
-  std::vector<std::string> paths;
-  for (auto& [name, position] : folder_files) {
-    position = paths.size();
-    paths.push_back((dir / name).string());
+  const std::map<std::string, ShardFile> by_name = folder_shards(dir);
+  std::vector<ShardFile> shards;
+  std::map<std::string, std::size_t> position;  // file name -> position in `shards`
+  for (const auto& [name, shard] : by_name) {
+    position.emplace(name, shards.size());
+    shards.push_back(shard);
   }
   CheckpointHeaders headers;
   const fs::path index = dir / "model.safetensors.index.json";
   if (!fs::exists(index, ec)) {
-    if (paths.empty()) return std::nullopt;
-    ShardReads reads = read_shards(paths, [] {});
-    for (std::size_t i = 0; i < paths.size(); ++i) {
+    if (shards.empty()) return std::nullopt;
+    ShardReads reads = read_shards(shards, [] {});
+    for (std::size_t i = 0; i < shards.size(); ++i) {
       if (reads.errors[i]) std::rethrow_exception(reads.errors[i]);
       headers.files.push_back(std::move(reads.files[i]));
     }
@@ -480,13 +536,13 @@ std::optional<CheckpointHeaders> read_checkpoint_headers(const std::string& mode
   // name (files it does not list are no part of the checkpoint, and their errors are ignored).
   headers.index_path = index.string();
   WeightMap map;
-  ShardReads reads = read_shards(paths, [&] { read_weight_map(headers.index_path, map); });
+  ShardReads reads = read_shards(shards, [&] { read_weight_map(headers.index_path, map); });
   std::vector<std::pair<std::string, std::uint32_t>> listed;  // file name, id in the index
   for (std::uint32_t id = 0; id < map.files.size(); ++id) listed.emplace_back(map.files[id], id);
   std::sort(listed.begin(), listed.end());
   for (const auto& [name, id] : listed) {
-    const auto at = folder_files.find(name);
-    if (at == folder_files.end()) {
+    const auto at = position.find(name);
+    if (at == position.end()) {
       // Listed under another extension: read it (or say why not) by its name.
       SafetensorsFile file = read_header((dir / name).string());
       check_against_index(headers.index_path, map, id, sorted_names(file));
@@ -498,6 +554,14 @@ std::optional<CheckpointHeaders> read_checkpoint_headers(const std::string& mode
     headers.files.push_back(std::move(reads.files[at->second]));
   }
   return headers;
+}
+
+std::vector<std::string> read_index_shard_names(const std::string& index_path) {
+  WeightMap map;
+  read_weight_map(index_path, map);
+  std::vector<std::string> names = map.files;
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 }  // namespace gpubudget

@@ -18,6 +18,7 @@
 #include "sweep_command.h"
 #include "weights_command.h"
 #include "cli_errors.h"
+#include "hub_flags.h"
 #include "gpubudget/error.h"
 #include "gpubudget/json_documents.h"
 #include "gpubudget/limits.h"
@@ -29,6 +30,9 @@
 namespace gpubudget::cli {
 
 namespace {
+
+constexpr const char* kModelHelp =
+    "model directory, config.json, bundled id, or Hugging Face Hub id (org/name, org/name@revision, model page URL)";
 
 // A range check whose message names the range in plain numbers ("-tp 0: expected 1 to 1024").
 CLI::Validator within(std::int64_t min, std::int64_t max) {
@@ -61,7 +65,8 @@ void add_startup_flags(CLI::App& app, Deployment& d) {
 }
 
 void add_fit_options(CLI::App& fit, FitOptions& o) {
-  fit.add_option("MODEL", o.model, "model directory, config.json, or bundled Hugging Face id")->required();
+  fit.add_option("MODEL", o.model, kModelHelp)->required();
+  add_hub_flags(fit, o.hub);
   fit.add_option("--gpu", o.gpu, "GPU preset (see `gpubudget gpus`), or one per pipeline stage: a,b");
   fit.add_option("--gpu-memory", o.gpu_memory, "CUDA-visible total per GPU (96GiB, 97887MiB, bytes)");
   fit.add_option("--vllm-version", o.vllm_version, "vLLM version whose behaviour to reproduce (default: newest)");
@@ -108,7 +113,8 @@ void add_fit_options(CLI::App& fit, FitOptions& o) {
 }
 
 void add_weights_options(CLI::App& w, WeightsOptions& o) {
-  w.add_option("MODEL", o.model, "model directory, config.json, or bundled Hugging Face id")->required();
+  w.add_option("MODEL", o.model, kModelHelp)->required();
+  add_hub_flags(w, o.hub);
   w.add_option("--gpu", o.gpu, "GPU preset: decides MXFP4 padding (optional)");
   w.add_option("--vllm-version", o.vllm_version, "vLLM version whose behaviour to reproduce (default: newest)");
   auto& d = o.deployment;
@@ -120,7 +126,8 @@ void add_weights_options(CLI::App& w, WeightsOptions& o) {
 }
 
 void add_sweep_options(CLI::App& s, SweepOptions& o) {
-  s.add_option("MODEL", o.model, "model directory, config.json, or bundled Hugging Face id")->required();
+  s.add_option("MODEL", o.model, kModelHelp)->required();
+  add_hub_flags(s, o.hub);
   s.add_option("--gpu", o.gpus, "GPU presets, comma-separated")->required();
   s.add_option("--tensor-parallel-size", o.tp, "-tp: sizes, comma-separated");
   s.add_option("--pipeline-parallel-size", o.pp, "-pp: sizes, comma-separated");
@@ -140,7 +147,8 @@ void add_sweep_options(CLI::App& s, SweepOptions& o) {
 }
 
 void add_plan_options(CLI::App& p, PlanOptions& o) {
-  p.add_option("MODEL", o.model, "model directory, config.json, or bundled Hugging Face id")->required();
+  p.add_option("MODEL", o.model, kModelHelp)->required();
+  add_hub_flags(p, o.hub);
   p.add_option("--max-model-len", o.max_model_len, "L: tokens per request (default: the model's maximum)");
   p.add_option("--concurrency", o.concurrency, "C: requests of L tokens held at once")->check(within(1, kMaxPlanConcurrency));
   p.add_option("--gpu", o.gpus, "GPU presets to plan for, comma-separated (default: every preset)");
@@ -282,7 +290,8 @@ void add_calibrate_options(CLI::App& calibrate, CalibrateOptions& options) {
 
 void add_diagnose_options(CLI::App& diagnose, DiagnoseOptions& options) {
   diagnose.add_option("LOG", options.log, "vLLM log file, or - for standard input")->required();
-  diagnose.add_option("--model", options.model, "the model the log ran (directory or bundled id): predictions and remedies");
+  diagnose.add_option("--model", options.model, "the model the log ran (path, bundled or Hub id): predictions and remedies");
+  add_hub_flags(diagnose, options.hub);
   diagnose.add_option("--gpu", options.gpu, "GPU preset (default: inferred from the log's total capacity)");
   diagnose.add_option("--vllm-version", options.vllm_version, "vLLM version (default: the log's)");
   diagnose.add_option("--kv-cache-dtype", options.kv_cache_dtype, "the KV dtype the run used, if the log is silent");
@@ -392,8 +401,8 @@ int run_command(std::vector<std::string> args, std::ostream& out, std::ostream& 
     const ConfigDir configs = find_config_dir(config_dir, executable);
     if (fit->parsed()) return run_fit(fit_options, configs, out, err);
     if (weights->parsed()) return run_weights(weights_options, configs, out, err);
-    if (sweep->parsed()) return run_sweep_command(sweep_options, configs, out);
-    if (plan->parsed()) return run_plan(plan_options, configs, out);
+    if (sweep->parsed()) return run_sweep_command(sweep_options, configs, out, err);
+    if (plan->parsed()) return run_plan(plan_options, configs, out, err);
     if (diagnose->parsed()) return run_diagnose(diagnose_options, configs, out, err);
     if (calibrate->parsed()) return run_calibrate(calibrate_options, configs, out, err);
     if (gpus->parsed()) return run_gpus(configs, gpus_json, out);

@@ -63,7 +63,8 @@ void print_human(const VllmLogFacts& f, const Diagnosis& d, std::ostream& out) {
 }  // namespace
 
 int run_diagnose(const DiagnoseOptions& o, const ConfigDir& configs, std::ostream& out, std::ostream& err) {
-  DiagnoseSettings settings{o.model, o.gpu, o.vllm_version, std::nullopt};
+  DiagnoseSettings settings{o.model, o.gpu, o.vllm_version, std::nullopt, std::nullopt};
+  if (!o.model.empty()) settings.hub = hub_options(o.hub, err);
   if (!o.kv_cache_dtype.empty()) settings.kv_cache_dtype = parse_kv_cache_dtype_choice(o.kv_cache_dtype);
   const LogDiagnosis result =
       diagnose_with_settings(o.log == "-" ? read_vllm_log(std::cin, "-", load_vllm_log_wordings(configs))

@@ -5,6 +5,7 @@
 #include <ostream>
 #include <string>
 
+#include "hub_flags.h"
 #include "gpubudget/load.h"
 
 namespace gpubudget::cli {
@@ -12,6 +13,7 @@ namespace gpubudget::cli {
 struct DiagnoseOptions {
   std::string log;  // a file, or "-" for standard input
   std::string model;
+  HubFlags hub;  // where MODEL is looked for beyond paths and bundled ids
   std::string gpu;
   std::string vllm_version;
   std::string kv_cache_dtype;

@@ -24,8 +24,15 @@ void warn_if_headers_differ(const ModelSpec& model, const GpuSpec& gpu, const De
                             std::ostream& err) {
   std::error_code ec;
   const std::filesystem::path source(model.source);
-  const auto headers = read_checkpoint_headers(
-      (std::filesystem::is_directory(source, ec) ? source : source.parent_path()).string());
+  std::optional<CheckpointHeaders> headers;
+  try {
+    headers = read_checkpoint_headers((std::filesystem::is_directory(source, ec) ? source : source.parent_path()).string());
+  } catch (const InputError& e) {
+    // fit's figures come from the config; a checkpoint that cannot be read is said, not fatal
+    // (`gpubudget weights` refuses it).
+    err << "warning: the weights could not be checked against the safetensors headers: " << e.what() << "\n";
+    return;
+  }
   if (!headers) return;
   const ModelSpec built = model_for_dtype(model, d.dtype);
   const auto units = weight_units(built, make_worker_layout(built, gpu, d, profile, 0));
@@ -104,11 +111,11 @@ std::string vllm_serve_line(const FitOptions& o, const Deployment& d, const FitR
 
 }  // namespace
 
-ResolvedFit resolve_fit_options(const FitOptions& o, const ConfigDir& configs) {
+ResolvedFit resolve_fit_options(const FitOptions& o, const ConfigDir& configs, std::ostream& err) {
   if (!o.profile_file.empty() && !o.vllm_version.empty()) {
     throw UsageError("give --profile or --vllm-version, not both");
   }
-  ResolvedFit out{load_model(o.model, configs), {}, o.deployment,
+  ResolvedFit out{load_cli_model(o.model, o.hub, configs, err), {}, o.deployment,
                   o.profile_file.empty() ? load_vllm_profile(o.vllm_version, configs)
                                          : load_vllm_profile_file(o.profile_file, configs)};
   Deployment& d = out.deployment;
@@ -171,7 +178,7 @@ ResolvedFit resolve_fit_options(const FitOptions& o, const ConfigDir& configs) {
 }
 
 int run_fit(const FitOptions& o, const ConfigDir& configs, std::ostream& out, std::ostream& err) {
-  const ResolvedFit f = resolve_fit_options(o, configs);
+  const ResolvedFit f = resolve_fit_options(o, configs, err);
   const Deployment& d = f.deployment;
   FitMemo memo(f.model);  // the remedies mostly keep the fit's layout and weights
   const FitResult result = fit(f.model, f.gpus, d, f.profile, &memo);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "hub_flags.h"
 #include "gpubudget/deployment.h"
 #include "gpubudget/fit.h"
 #include "gpubudget/load.h"
@@ -15,6 +16,7 @@ namespace gpubudget::cli {
 
 struct FitOptions {
   std::string model;
+  HubFlags hub;  // where MODEL is looked for beyond paths and bundled ids
   std::string gpu;            // --gpu preset name, or one per pipeline stage: "rtx-5070-ti,rtx-5090"
   std::string gpu_memory;     // --gpu-memory, overrides the preset's total
   std::string vllm_version;   // "" = newest modelled
@@ -50,7 +52,7 @@ struct ResolvedFit {
   Deployment deployment;
   VllmProfile profile;
 };
-ResolvedFit resolve_fit_options(const FitOptions& options, const ConfigDir& configs);
+ResolvedFit resolve_fit_options(const FitOptions& options, const ConfigDir& configs, std::ostream& err);
 
 // Returns the exit status (0 fits, 1 does not fit). Throws InputError / UsageError.
 int run_fit(const FitOptions& options, const ConfigDir& configs, std::ostream& out, std::ostream& err);

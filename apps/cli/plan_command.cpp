@@ -12,8 +12,8 @@
 
 namespace gpubudget::cli {
 
-int run_plan(const PlanOptions& o, const ConfigDir& configs, std::ostream& out) {
-  const ModelSpec model = load_model(o.model, configs);
+int run_plan(const PlanOptions& o, const ConfigDir& configs, std::ostream& out, std::ostream& err) {
+  const ModelSpec model = load_cli_model(o.model, o.hub, configs, err);
   const VllmProfile profile = load_vllm_profile(o.vllm_version, configs);
   PlanRequest request;
   const auto length = parse_max_model_len(o.max_model_len).length;  // auto: the model's maximum

@@ -5,6 +5,7 @@
 #include <ostream>
 #include <string>
 
+#include "hub_flags.h"
 #include "gpubudget/deployment.h"
 #include "gpubudget/load.h"
 #include "cli_errors.h"
@@ -13,6 +14,7 @@ namespace gpubudget::cli {
 
 struct PlanOptions {
   std::string model;
+  HubFlags hub;  // where MODEL is looked for beyond paths and bundled ids
   std::string gpus;  // "" = every preset
   std::string max_model_len;  // "" or auto: the model's maximum
   std::int64_t concurrency = 1;
@@ -25,6 +27,6 @@ struct PlanOptions {
 };
 
 // Returns 0 when at least one GPU has an answer, 1 otherwise. Throws InputError / UsageError.
-int run_plan(const PlanOptions& options, const ConfigDir& configs, std::ostream& out);
+int run_plan(const PlanOptions& options, const ConfigDir& configs, std::ostream& out, std::ostream& err);
 
 }  // namespace gpubudget::cli

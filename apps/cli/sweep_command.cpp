@@ -55,12 +55,12 @@ std::string label_of(const SweepRow& r, const SweepOptions& o) {
 
 }  // namespace
 
-int run_sweep_command(const SweepOptions& o, const ConfigDir& configs, std::ostream& out) {
+int run_sweep_command(const SweepOptions& o, const ConfigDir& configs, std::ostream& out, std::ostream& err) {
   if (o.format != "table" && o.format != "csv" && o.format != "json" && o.format != "svg") {
     throw UsageError(fmt::format("--format: expected table, csv, json or svg, got \"{}\"", o.format));
   }
   if (o.gpus.empty()) throw UsageError("sweep: give --gpu NAME[,NAME...] (see `gpubudget gpus`)");
-  const ModelSpec model = load_model(o.model, configs);
+  const ModelSpec model = load_cli_model(o.model, o.hub, configs, err);
   const VllmProfile profile = load_vllm_profile(o.vllm_version, configs);
   SweepAxes axes;
   for (const auto& name : split_list(o.gpus)) axes.gpus.push_back(load_gpu_preset(name, configs));

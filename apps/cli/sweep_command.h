@@ -6,6 +6,7 @@
 #include <ostream>
 #include <string>
 
+#include "hub_flags.h"
 #include "gpubudget/deployment.h"
 #include "gpubudget/load.h"
 #include "cli_errors.h"
@@ -14,6 +15,7 @@ namespace gpubudget::cli {
 
 struct SweepOptions {
   std::string model;
+  HubFlags hub;  // where MODEL is looked for beyond paths and bundled ids
   std::string gpus;
   std::string tp = "1", pp = "1", dcp = "1";
   std::string kv_cache_dtypes = "auto";
@@ -28,6 +30,6 @@ struct SweepOptions {
 };
 
 // Returns 0. Throws InputError / UsageError.
-int run_sweep_command(const SweepOptions& options, const ConfigDir& configs, std::ostream& out);
+int run_sweep_command(const SweepOptions& options, const ConfigDir& configs, std::ostream& out, std::ostream& err);
 
 }  // namespace gpubudget::cli

@@ -5,6 +5,7 @@
 #include <ostream>
 #include <string>
 
+#include "hub_flags.h"
 #include "gpubudget/deployment.h"
 #include "gpubudget/load.h"
 #include "cli_errors.h"
@@ -13,6 +14,7 @@ namespace gpubudget::cli {
 
 struct WeightsOptions {
   std::string model;
+  HubFlags hub;  // where MODEL is looked for beyond paths and bundled ids
   std::string gpu;           // preset: sets the MXFP4 padding of its backend; optional
   std::string vllm_version;  // "" = newest modelled
   std::string by = "component";

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "gpubudget/hub.h"
 #include "gpubudget/deployment.h"
 #include "gpubudget/gpu_spec.h"
 #include "gpubudget/load.h"
@@ -63,6 +64,7 @@ struct DiagnoseSettings {
   std::string gpu;           // a preset; "": the one whose total matches the log's, if exactly one does
   std::string vllm_version;  // "": the log's version (the newest profile when the log's is older than all)
   std::optional<KvCacheDtypeChoice> kv_cache_dtype;
+  std::optional<HubOptions> hub;  // where `model` is looked for beyond paths and bundled ids (hub.h)
 };
 
 // A diagnosis with what it was made from. `context.model` points to `*model` (shared, so that the

@@ -56,9 +56,20 @@ struct CheckpointHeaders {
   [[nodiscard]] std::int64_t tensor_count() const;
 };
 
+// A folder fetched from the Hub holds header copies instead of shards: `safetensors-headers.json`
+// ({"shards": {file name: {"bytes": the shard's size, "copy": a file in safetensors-headers/ holding
+// the shard's first 8 + N bytes, "url": where they came from}}}).
+inline constexpr const char* kHeaderCopiesManifest = "safetensors-headers.json";
+inline constexpr const char* kHeaderCopiesFolder = "safetensors-headers";
+
 // The headers of a model folder's checkpoint: the files model.safetensors.index.json lists (each must
 // exist and hold exactly the tensors the index maps to it), or every *.safetensors file when there is
-// no index. nullopt when the folder has neither (a config-only folder).
+// no index. A folder with header copies (above) is read from them, each shard named by its URL in
+// messages. nullopt when the folder has neither (a config-only folder).
 std::optional<CheckpointHeaders> read_checkpoint_headers(const std::string& model_dir);
+
+// The distinct shard file names a model.safetensors.index.json maps tensors to, sorted. InputError for
+// a malformed index or a name outside the folder ("../x", "a/b").
+std::vector<std::string> read_index_shard_names(const std::string& index_path);
 
 }  // namespace gpubudget

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "../json_reader.h"
+#include "gpubudget/hub.h"
 #include "gpubudget/diagnosis.h"
 #include "gpubudget/error.h"
 #include "gpubudget/json_documents.h"
@@ -116,10 +117,29 @@ VllmProfile profile_of(const JsonReader& request, const ConfigDir& configs) {
   return load_vllm_profile(request.optional_string("vllm_version").value_or(""), configs);
 }
 
+// Where "model" is looked for beyond paths and bundled ids: the environment's Hugging Face settings
+// (hub.h), with the request's "revision" and "hub": {"offline", "refresh", "timeout_seconds"}.
+HubOptions hub_of(const JsonReader& r) {
+  HubOptions o = hub_options_from_environment();
+  o.revision = r.optional_string("revision").value_or("");
+  if (const auto hub = r.optional_object("hub")) {
+    hub->reject_unknown_keys({"offline", "refresh", "timeout_seconds"});
+    o.offline = hub->boolean("offline", o.offline);
+    o.refresh = hub->boolean("refresh", false);
+    const double limit = static_cast<double>(kMaxHubTimeout.count()) / 1000.0;
+    if (const auto seconds = hub->optional_number("timeout_seconds", 0.001, limit)) {
+      o.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(*seconds * 1000.0 + 0.5));
+    }
+  }
+  return o;
+}
+
+ModelSpec model_of(const JsonReader& r, const ConfigDir& configs) { return load_model(r.string("model"), configs, hub_of(r)); }
+
 Answer fit_operation(const JsonReader& r, const ConfigDir& configs) {
-  r.reject_unknown_keys({"operation", "config_dir", "model", "gpu", "gpu_memory_bytes", "vllm_version", "profile",
+  r.reject_unknown_keys({"operation", "config_dir", "model", "revision", "hub", "gpu", "gpu_memory_bytes", "vllm_version", "profile",
                          "deployment"});
-  const ModelSpec model = load_model(r.string("model"), configs);
+  const ModelSpec model = model_of(r, configs);
   const Deployment d = deployment_of(r);
   const std::vector<GpuSpec> gpus = load_stage_gpus(gpu_names(r, "gpu"), gpu_memory(r), d.pipeline_parallel_size, configs);
   const VllmProfile profile = profile_of(r, configs);
@@ -132,9 +152,9 @@ Answer fit_operation(const JsonReader& r, const ConfigDir& configs) {
 }
 
 Answer weights_operation(const JsonReader& r, const ConfigDir& configs) {
-  r.reject_unknown_keys({"operation", "config_dir", "model", "gpu", "vllm_version", "deployment", "by", "read_headers"});
+  r.reject_unknown_keys({"operation", "config_dir", "model", "revision", "hub", "gpu", "vllm_version", "deployment", "by", "read_headers"});
   const Deployment d = deployment_of(r);
-  const ModelSpec model = model_for_dtype(load_model(r.string("model"), configs), d.dtype);
+  const ModelSpec model = model_for_dtype(model_of(r, configs), d.dtype);
   std::optional<GpuSpec> gpu;
   if (r.has("gpu")) gpu = load_gpu_preset(r.string("gpu"), configs);
   const std::string by = r.optional_string("by").value_or("component");
@@ -165,10 +185,10 @@ std::vector<std::int64_t> counts(const JsonReader& r, const char* key, std::int6
 }
 
 Answer sweep_operation(const JsonReader& r, const ConfigDir& configs) {
-  r.reject_unknown_keys({"operation", "config_dir", "model", "gpus", "tensor_parallel_sizes", "pipeline_parallel_sizes",
+  r.reject_unknown_keys({"operation", "config_dir", "model", "revision", "hub", "gpus", "tensor_parallel_sizes", "pipeline_parallel_sizes",
                          "decode_context_parallel_sizes", "kv_cache_dtypes", "gpu_memory_utilizations", "max_num_seqs",
                          "target_len", "vllm_version", "deployment"});
-  const ModelSpec model = load_model(r.string("model"), configs);
+  const ModelSpec model = model_of(r, configs);
   const VllmProfile profile = load_vllm_profile(r.optional_string("vllm_version").value_or(""), configs);
   SweepAxes axes;
   const auto names = r.string_list("gpus");
@@ -206,9 +226,9 @@ Answer sweep_operation(const JsonReader& r, const ConfigDir& configs) {
 }
 
 Answer plan_operation(const JsonReader& r, const ConfigDir& configs) {
-  r.reject_unknown_keys({"operation", "config_dir", "model", "gpus", "max_model_len", "concurrency",
+  r.reject_unknown_keys({"operation", "config_dir", "model", "revision", "hub", "gpus", "max_model_len", "concurrency",
                          "max_pipeline_parallel_size", "vllm_version", "deployment"});
-  const ModelSpec model = load_model(r.string("model"), configs);
+  const ModelSpec model = model_of(r, configs);
   const VllmProfile profile = load_vllm_profile(r.optional_string("vllm_version").value_or(""), configs);
   PlanRequest request;
   request.max_model_len = r.optional_integer("max_model_len", 1, kAnyCount).value_or(model.derived_max_model_len);
@@ -226,9 +246,11 @@ Answer plan_operation(const JsonReader& r, const ConfigDir& configs) {
 }
 
 Answer diagnose_operation(const JsonReader& r, const ConfigDir& configs) {
-  r.reject_unknown_keys({"operation", "config_dir", "log", "model", "gpu", "vllm_version", "kv_cache_dtype"});
+  r.reject_unknown_keys(
+      {"operation", "config_dir", "log", "model", "revision", "hub", "gpu", "vllm_version", "kv_cache_dtype"});
   DiagnoseSettings settings{r.optional_string("model").value_or(""), r.optional_string("gpu").value_or(""),
-                            r.optional_string("vllm_version").value_or(""), std::nullopt};
+                            r.optional_string("vllm_version").value_or(""), std::nullopt, std::nullopt};
+  if (!settings.model.empty()) settings.hub = hub_of(r);
   if (const auto text = r.optional_string("kv_cache_dtype")) {
     settings.kv_cache_dtype = parse_kv_cache_dtype_choice(*text, r.path("kv_cache_dtype"));
   }

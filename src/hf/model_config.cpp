@@ -140,46 +140,4 @@ ModelSpec parse_model_config(const std::string& config_json, const std::string& 
   return model;
 }
 
-ModelSpec load_model(const std::string& model_arg, const ConfigDir& configs) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::path config_path;
-  const fs::path given(model_arg);
-  if (fs::is_directory(given, ec)) {
-    config_path = given / "config.json";
-    if (!fs::exists(config_path, ec)) {
-      throw InputError(fmt::format("{}: directory has no config.json{}", model_arg,
-                                   fs::exists(given / "config.partial.json", ec)
-                                       ? " (only config.partial.json, an incomplete excerpt of the real config)"
-                                       : ""));
-    }
-  } else if (fs::exists(given, ec)) {
-    config_path = given;
-  } else {
-    // A Hugging Face id "org/name" of a bundled model.
-    const auto slash = model_arg.find('/');
-    if (slash != std::string::npos && model_arg.find('/', slash + 1) == std::string::npos && slash > 0) {
-      const fs::path bundled =
-          configs.root / "models" / (model_arg.substr(0, slash) + "__" + model_arg.substr(slash + 1));
-      if (fs::exists(bundled / "config.json", ec)) {
-        config_path = bundled / "config.json";
-      } else if (fs::exists(bundled / "config.partial.json", ec)) {
-        throw InputError(fmt::format("{}: only a partial config is bundled ({}): an incomplete excerpt of the real "
-                                     "config.json, not enough to size the model",
-                                     model_arg, (bundled / "config.partial.json").string()));
-      }
-    }
-    if (config_path.empty()) {
-      throw InputError(fmt::format("{}: no such file or directory, and not a bundled model id (see `gpubudget "
-                                   "models`; bundled models live in {})",
-                                   model_arg, (configs.root / "models").string()));
-    }
-  }
-  const std::string text = detail::read_text_file(config_path.string());
-  const fs::path quant_path = config_path.parent_path() / "hf_quant_config.json";
-  std::string quant_text;
-  if (fs::exists(quant_path, ec)) quant_text = detail::read_text_file(quant_path.string());
-  return parse_model_config(text, quant_text, config_path.string());
-}
-
 }  // namespace gpubudget

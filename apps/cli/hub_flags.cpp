@@ -1,0 +1,54 @@
+#include "hub_flags.h"
+
+#include <cmath>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "cli_errors.h"
+
+namespace gpubudget::cli {
+
+void add_hub_flags(CLI::App& app, HubFlags& flags) {
+  app.add_option("--revision", flags.revision, "Hub model: branch, tag or commit (default: main; also MODEL@REV)");
+  app.add_option("--hub-timeout", flags.hub_timeout_s, "Hub model: seconds per HTTP request (default 60)");
+  app.add_flag("--hub-refresh", flags.refresh, "Hub model: ask the Hub for the revision's commit even when cached");
+  app.add_flag("--quiet", flags.quiet, "no progress line and no note on where the model came from");
+}
+
+HubOptions hub_options(const HubFlags& flags, std::ostream& err) {
+  HubOptions o = hub_options_from_environment();
+  o.revision = flags.revision;
+  o.refresh = flags.refresh;
+  if (flags.hub_timeout_s != 0) {
+    const double limit = static_cast<double>(kMaxHubTimeout.count()) / 1000.0;
+    if (!(flags.hub_timeout_s >= 0.001 && flags.hub_timeout_s <= limit)) {
+      throw UsageError(fmt::format("--hub-timeout {}: expected seconds from 0.001 to {}", flags.hub_timeout_s, limit));
+    }
+    o.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(flags.hub_timeout_s * 1000.0)));
+  }
+  // A progress line only where a person watches: the process's own stderr, a terminal.
+  if (!flags.quiet && &err == &std::cerr && ::isatty(STDERR_FILENO) != 0) {
+    o.progress = [](const HubProgress& p) {
+      std::cerr << fmt::format("\rfetching safetensors headers: {}/{} shards, {:.1f} MB", p.shards_done, p.shards_total,
+                               static_cast<double>(p.bytes_received) / 1e6)
+                << (p.shards_done == p.shards_total ? "\n" : "") << std::flush;
+    };
+  }
+  return o;
+}
+
+ModelSpec load_cli_model(const std::string& model, const HubFlags& flags, const ConfigDir& configs, std::ostream& err,
+                         ModelLocation* location) {
+  const ModelLocation found = locate_model(model, configs, hub_options(flags, err));
+  if (!flags.quiet && found.origin != ModelOrigin::kPath && found.origin != ModelOrigin::kBundled) {
+    err << "note: " << found.description() << "\n";
+  }
+  ModelSpec spec = load_model(found);
+  if (location != nullptr) *location = found;
+  return spec;
+}
+
+}  // namespace gpubudget::cli
