@@ -13,6 +13,8 @@ namespace gpubudget::cli {
 
 void add_hub_flags(CLI::App& app, HubFlags& flags) {
   app.add_option("--revision", flags.revision, "Hub model: branch, tag or commit (default: main; also MODEL@REV)");
+  app.add_option("--download-dir", flags.download_dir,
+                 "Hub model: the Hugging Face cache folder vLLM downloads into (vLLM's flag; default: HF_HUB_CACHE)");
   app.add_option("--hub-timeout", flags.hub_timeout_s, "Hub model: seconds per HTTP request (default 60)");
   app.add_flag("--hub-refresh", flags.refresh, "Hub model: ask the Hub for the revision's commit even when cached");
   app.add_flag("--quiet", flags.quiet, "no progress line and no note on where the model came from");
@@ -22,6 +24,7 @@ HubOptions hub_options(const HubFlags& flags, std::ostream& err) {
   HubOptions o = hub_options_from_environment();
   o.revision = flags.revision;
   o.refresh = flags.refresh;
+  if (!flags.download_dir.empty()) o.hf_cache_dir = flags.download_dir;
   if (flags.hub_timeout_s != 0) {
     const double limit = static_cast<double>(kMaxHubTimeout.count()) / 1000.0;
     if (!(flags.hub_timeout_s >= 0.001 && flags.hub_timeout_s <= limit)) {

@@ -17,6 +17,7 @@ namespace gpubudget::cli {
 
 struct HubFlags {
   std::string revision;       // --revision (vLLM's flag): branch, tag or commit
+  std::string download_dir;   // --download-dir (vLLM's flag): the Hugging Face cache vLLM downloads into
   double hub_timeout_s = 0;   // --hub-timeout: seconds per HTTP request; 0 = the default
   bool refresh = false;       // --hub-refresh: ask the Hub for the revision's commit again
   bool quiet = false;         // --quiet: no progress line, no note on where the model came from

@@ -22,7 +22,7 @@ const std::set<std::string>& value_flags() {
       "--max-num-batched-tokens", "--block-size",             "--mamba-cache-mode",
       "--kv-cache-memory-bytes",  "--num-redundant-experts",  "--mamba-cache-dtype",
       "--mamba-ssm-cache-dtype",  "--mamba-block-size",       "--num-gpu-blocks-override",
-      "--kv-transfer-config"};
+      "--kv-transfer-config",     "--revision",               "--download-dir"};
   return kFlags;
 }
 

@@ -249,6 +249,27 @@ TEST_F(HubTest, ASecondRunAndAnOfflineRunNeedNoNetwork) {
   EXPECT_FALSE(fs::exists(root_ / "hf-cache"));
 }
 
+TEST_F(HubTest, APastedServeLineResolvesItsModelTheSameWay) {
+  write_llama_checkpoint(repos() / "acme" / "tiny-llama", 1);
+  behaviours("acme/tiny-llama", {{"revisions", {{"v1.0", std::string(40, 'b')}}}});
+  const test::FakeHub hub(repos());
+  use_hub(hub);
+  const CliRun pasted = run(configs_without_models(), {"fit", "--gpu", "h100", "--json", "--", "vllm", "serve",
+                                                       "https://huggingface.co/acme/tiny-llama", "--revision", "v1.0"});
+  ASSERT_EQ(pasted.code, 0) << pasted.err;
+  EXPECT_NE(pasted.err.find("acme/tiny-llama at bbbbbbbbbbbb fetched from the Hub"), std::string::npos) << pasted.err;
+  // vLLM's --download-dir is the Hugging Face cache it looks in.
+  const fs::path download = root_ / "downloads" / "models--acme--tiny-llama";
+  fs::create_directories(download / "refs");
+  fs::create_directories(download / "snapshots" / std::string(40, 'c'));
+  std::ofstream(download / "refs" / "main") << std::string(40, 'c');
+  fs::copy_file(repos() / "acme" / "tiny-llama" / "config.json", download / "snapshots" / std::string(40, 'c') / "config.json");
+  const CliRun downloaded = run(configs_without_models(), {"fit", "--gpu", "h100", "--", "vllm", "serve", "acme/tiny-llama",
+                                                           "--download-dir", (root_ / "downloads").string()});
+  ASSERT_EQ(downloaded.code, 0) << downloaded.err;
+  EXPECT_NE(downloaded.err.find("from the Hugging Face cache"), std::string::npos) << downloaded.err;
+}
+
 TEST_F(HubTest, HeaderDerivedWeightsEqualTheLocalFolders) {
   const fs::path local = root_ / "local" / "tiny-llama";
   write_llama_checkpoint(local, 3);

@@ -25,6 +25,14 @@ TEST(VllmCommand, ServeLineBecomesFitFlags) {
   EXPECT_NE(c.notes[0].find("--speculative-config"), std::string::npos);
 }
 
+// The model's revision and vLLM's download folder decide where the model is found.
+TEST(VllmCommand, RevisionAndDownloadDirAreRead) {
+  const VllmCommand c = translate_vllm_command({"vllm", "serve", "Qwen/Qwen3-8B", "--revision", "v1.0",
+                                                "--download_dir=/models", "--tokenizer-revision", "x"});
+  EXPECT_EQ(c.flags, (Words{"Qwen/Qwen3-8B", "--revision", "v1.0", "--download-dir", "/models"}));
+  EXPECT_EQ(c.ignored, (Words{"--tokenizer-revision"}));
+}
+
 TEST(VllmCommand, ApiServerModuleWithModelFlag) {
   const VllmCommand c = translate_vllm_command({"python", "-m", "vllm.entrypoints.openai.api_server", "--model",
                                                 "meta-llama/Llama-3.1-8B", "--kv-cache-dtype=fp8", "--enforce-eager",

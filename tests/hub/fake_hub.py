@@ -100,6 +100,7 @@ class Handler(BaseHTTPRequestHandler):
         commit = commit_of(repo)
         revisions = {"main": commit, commit: commit}
         revisions.update(b.get("revisions", {}))
+        revisions.update({sha: sha for sha in b.get("revisions", {}).values()})
         if revision not in revisions:
             self.error(404, "RevisionNotFound", "Invalid rev id: " + revision)
             return None
