@@ -16,7 +16,7 @@ GpuSpec parse_gpu(const std::filesystem::path& path) {
   const nlohmann::json json = detail::parse_json(detail::read_text_file(path.string()), path.string());
   const detail::JsonReader r(json, path.string());
   r.reject_unknown_keys({"schema_version", "name", "device_name", "memory_bytes", "memory_source", "nvidia_smi_mib",
-                         "platform", "compute_capability", "nvlink", "notes"});
+                         "platform", "compute_capability", "nvlink", "memory_estimated", "notes"});
   if (r.integer("schema_version", 1, 1) != 1) r.fail("schema_version", "1");
   GpuSpec g;
   g.name = r.string("name");
@@ -42,6 +42,7 @@ GpuSpec parse_gpu(const std::filesystem::path& path) {
     r.fail("platform", "\"cuda\" or \"rocm\"");
   }
   g.nvlink = r.boolean("nvlink", true);
+  g.memory_estimated = r.boolean("memory_estimated", false);
   return g;
 }
 
@@ -103,25 +104,33 @@ std::string gpu_preset_for_device_name(std::string_view device_name, const Confi
   if (!json.contains("rules") || !json["rules"].is_array()) r.fail("rules", "an array");
   for (std::size_t i = 0; i < json["rules"].size(); ++i) {
     const detail::JsonReader rule(json["rules"][i], path, fmt::format("/rules/{}", i));
-    rule.reject_unknown_keys({"contains", "preset"});
+    rule.reject_unknown_keys({"contains", "excludes", "preset"});
     const auto texts = rule.string_list("contains");
     if (texts.empty()) rule.fail("contains", "a non-empty array of texts");
-    const bool all = std::all_of(texts.begin(), texts.end(),
-                                 [&](const std::string& t) { return device_name.find(t) != std::string_view::npos; });
-    if (all) return rule.string("preset");
+    const auto excluded = rule.has("excludes") ? rule.string_list("excludes") : std::vector<std::string>{};
+    const auto in_name = [&](const std::string& t) { return device_name.find(t) != std::string_view::npos; };
+    if (std::all_of(texts.begin(), texts.end(), in_name) && std::none_of(excluded.begin(), excluded.end(), in_name)) {
+      return rule.string("preset");
+    }
   }
   return "";
 }
 
 std::optional<GpuSpec> find_gpu_preset_by_memory(const ConfigDir& configs, double total_gib) {
   if (!(total_gib > 0)) return std::nullopt;
-  std::optional<GpuSpec> best;
-  for (const GpuSpec& g : list_gpu_presets(configs)) {
-    if (std::fabs(to_gib(g.memory) - total_gib) / total_gib > 0.005) continue;
-    if (best) return std::nullopt;  // two presets match: do not guess
-    best = g;
+  // The measured presets within 0.5% (drivers move the total by ~0.1%), nearest first. A preset whose
+  // total is estimated from another GPU's (H800 from H100) is never inferred from a total.
+  std::vector<std::pair<double, GpuSpec>> near;
+  for (GpuSpec& g : list_gpu_presets(configs)) {
+    const double distance = std::fabs(to_gib(g.memory) - total_gib);
+    if (g.memory_estimated || distance / total_gib > 0.005) continue;
+    near.emplace_back(distance, std::move(g));
   }
-  return best;
+  if (near.empty()) return std::nullopt;
+  std::sort(near.begin(), near.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  // Two presets about as near (a log prints two decimals): do not guess.
+  if (near.size() > 1 && near[1].first - near[0].first < 0.01) return std::nullopt;
+  return near.front().second;
 }
 
 GpuSpec custom_gpu(Bytes memory, std::optional<ComputeCapability> compute_capability) {

@@ -26,6 +26,7 @@ struct GpuSpec {
   int compute_capability_minor = 0;
   bool nvlink = true;  // all GPUs of a node on NVLink/xGMI (custom all-reduce possible)
   std::string memory_source;  // where `memory` comes from
+  bool memory_estimated = false;  // `memory` is not measured on this GPU (memory_source says how it is derived)
 };
 
 }  // namespace gpubudget

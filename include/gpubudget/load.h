@@ -54,8 +54,9 @@ std::vector<GpuSpec> load_stage_gpus(const std::vector<std::string>& names, std:
 // does. InputError when the rules file is malformed.
 std::string gpu_preset_for_device_name(std::string_view device_name, const ConfigDir& configs);
 
-// The one preset whose CUDA-visible total is within 0.5% of `total_gib` (a log's "total capacity"),
-// or nullopt when none or several are. InputError when a preset is malformed.
+// The measured preset (not memory_estimated) whose CUDA-visible total is nearest `total_gib` (a log's
+// "total capacity") within 0.5%, or nullopt when none is, or when a second one is nearly as near
+// (within 0.01 GiB more). InputError when a preset is malformed.
 std::optional<GpuSpec> find_gpu_preset_by_memory(const ConfigDir& configs, double total_gib);
 // A GPU that is no preset: `memory` bytes, CUDA, `compute_capability`. Default (nullopt): 9.0
 // (Hopper) is assumed, which decides the attention backend and so the block size; `memory_source`

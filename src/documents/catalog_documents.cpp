@@ -16,6 +16,7 @@ std::string gpus_json(const std::vector<GpuSpec>& presets) {
                      {"device_name", g.device_name},
                      {"memory_bytes", g.memory.count()},
                      {"nvidia_smi_mib", g.nvidia_smi_mib},
+                     {"memory_estimated", g.memory_estimated},
                      {"compute_capability", g.platform == Platform::kCuda ? fmt::format("{}.{}", g.compute_capability_major,
                                                                                         g.compute_capability_minor)
                                                                           : std::string("rocm")}});

@@ -46,12 +46,73 @@ TEST(GpuPresets, VisibleTotalsAreWhatVllmLogs) {
   }
 }
 
+// Device names exactly as nvidia-smi, torch and vLLM logs print them (docs/gpus.md cites each source);
+// one name is often part of another (GB200 / B200, H200 / H20, A100 / A10, L40S / L4).
+TEST(GpuPresets, DeviceNamesMapToTheirPresets) {
+  const std::pair<const char*, const char*> kNames[] = {
+      {"NVIDIA H100 80GB HBM3", "h100"},
+      {"NVIDIA H200", "h200"},
+      {"NVIDIA H20", "h20"},
+      {"NVIDIA H800", "h800"},
+      {"NVIDIA GB200", "gb200"},
+      {"NVIDIA B200", "b200"},
+      {"NVIDIA GB300", "gb300"},
+      {"NVIDIA B300 SXM6 AC", "b300"},
+      {"NVIDIA GB10", "dgx-spark"},
+      {"NVIDIA A100-SXM4-40GB", "a100-40gb"},
+      {"NVIDIA A100-SXM4-80GB", "a100-80gb"},
+      {"NVIDIA A10G", "a10g"},
+      {"NVIDIA A10", "a10"},
+      {"NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000"},
+      {"NVIDIA RTX PRO 6000 Blackwell Workstation Edition", "rtx-pro-6000-ws"},
+      {"NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition", "rtx-pro-6000-max-q"},
+      {"NVIDIA RTX 6000 Ada Generation", "rtx-6000-ada"},
+      {"NVIDIA RTX A6000", "rtx-a6000"},
+      {"NVIDIA L40S", "l40s"},
+      {"NVIDIA L20", "l20"},
+      {"NVIDIA L4", "l4"},
+      {"Tesla T4", "t4"},
+      {"AMD Instinct MI325X", "mi325x"},
+      {"AMD Instinct MI355X", "mi355x"},
+  };
+  for (const auto& [device, preset] : kNames) {
+    EXPECT_EQ(gpu_preset_for_device_name(device, test::configs()), preset) << device;
+    EXPECT_EQ(load_gpu_preset(preset, test::configs()).device_name, device) << preset;
+  }
+  EXPECT_EQ(gpu_preset_for_device_name("NVIDIA L40", test::configs()), "");  // no preset, not the L4's
+  EXPECT_EQ(gpu_preset_for_device_name("NVIDIA RTX A1000", test::configs()), "");
+}
+
+// A log's two-decimal total names the measured preset nearest it; an estimated preset (H800 from the
+// H100, the RTX PRO 6000 Workstation from the Server Edition) is never inferred from a total.
+TEST(GpuPresets, TotalsFromLogsPickTheNearestMeasuredPreset) {
+  const auto by_total = [](double gib) {
+    const auto g = find_gpu_preset_by_memory(test::configs(), gib);
+    return g ? g->name : std::string("none");
+  };
+  EXPECT_EQ(by_total(79.19), "h100");
+  EXPECT_EQ(by_total(94.97), "rtx-pro-6000");
+  EXPECT_EQ(by_total(22.03), "l4");
+  EXPECT_EQ(by_total(22.06), "a10g");
+  EXPECT_EQ(by_total(184.31), "gb200");
+  EXPECT_EQ(by_total(121.69), "dgx-spark");
+  EXPECT_EQ(by_total(95.00), "none");  // H20 (95.005 GiB) and the Max-Q (95.01): too close to tell
+  EXPECT_EQ(by_total(95.01), "none");
+  EXPECT_EQ(by_total(60.0), "none");
+  // Each preset's total in bytes is its source's figure: GiB to the nearest MiB, or exact bytes.
+  EXPECT_EQ(load_gpu_preset("h20", test::configs()).memory.count(), std::int64_t{97285} << 20);
+  EXPECT_EQ(load_gpu_preset("rtx-pro-6000-max-q", test::configs()).memory.count(), 102014189568);
+  EXPECT_EQ(load_gpu_preset("gb200", test::configs()).memory.count(), std::int64_t{188733} << 20);  // 184.31 GiB
+  EXPECT_TRUE(load_gpu_preset("h800", test::configs()).memory_estimated);
+  EXPECT_FALSE(load_gpu_preset("h100", test::configs()).memory_estimated);
+}
+
 TEST(GpuPresets, UnknownNameListsTheKnownOnes) {
   try {
     load_gpu_preset("h1000", test::configs());
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("--gpu h1000: no such preset (known: a100-40gb"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("--gpu h1000: no such preset (known: a10, a100-40gb"), std::string::npos)
         << e.what();
   }
 }
