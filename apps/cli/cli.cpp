@@ -67,7 +67,7 @@ void add_startup_flags(CLI::App& app, Deployment& d) {
 void add_fit_options(CLI::App& fit, FitOptions& o) {
   fit.add_option("MODEL", o.model, kModelHelp)->required();
   add_hub_flags(fit, o.hub);
-  fit.add_option("--gpu", o.gpu, "GPU preset (see `gpubudget gpus`), or one per pipeline stage: a,b");
+  fit.add_option("--gpu", o.gpu, "GPU preset (see `gpubudget gpus`), one per pipeline stage (a,b), or auto (nvidia-smi)");
   fit.add_option("--gpu-memory", o.gpu_memory, "CUDA-visible total per GPU (96GiB, 97887MiB, bytes)");
   fit.add_option("--vllm-version", o.vllm_version, "vLLM version whose behaviour to reproduce (default: newest)");
   fit.add_option("--profile", o.profile_file, "a vLLM profile file (e.g. from `gpubudget calibrate`) instead of --vllm-version");
@@ -216,13 +216,14 @@ int run_gpus(const ConfigDir& configs, bool json, std::ostream& out) {
     out << gpus_json(presets);
     return 0;
   }
-  out << fmt::format("{:<14} {:<46} {:>12} {:>12}  {}\n", "name", "device", "visible GiB", "smi MiB", "cc");
+  out << fmt::format("{:<18} {:<56} {:>12} {:>12}  {}\n", "name", "device", "visible GiB", "smi MiB", "cc");
   for (const auto& g : presets) {
-    out << fmt::format("{:<14} {:<46} {:>12.2f} {:>12}  {}\n", g.name, g.device_name, to_gib(g.memory),
+    out << fmt::format("{:<18} {:<56} {:>12.2f} {:>12}  {}{}\n", g.name, g.device_name, to_gib(g.memory),
                        g.nvidia_smi_mib,
                        g.platform == Platform::kCuda
                            ? fmt::format("{}.{}", g.compute_capability_major, g.compute_capability_minor)
-                           : "rocm");
+                           : "rocm",
+                       g.memory_estimated ? "  (total estimated)" : "");
   }
   return 0;
 }

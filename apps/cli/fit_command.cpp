@@ -45,6 +45,26 @@ void warn_if_headers_differ(const ModelSpec& model, const GpuSpec& gpu, const De
                      model.source);
 }
 
+// --gpu auto: memory already in use on a GPU the deployment would take can fail vLLM's startup check
+// (vllm/v1/worker/utils.py request_memory: the free memory must cover utilization x total), before any
+// budget matters.
+void warn_if_gpus_busy(const ResolvedFit& f, const FitResult& result, std::ostream& err) {
+  const Deployment& d = f.deployment;
+  const std::int64_t world = d.tensor_parallel_size * d.pipeline_parallel_size * d.data_parallel_size;
+  const double total = static_cast<double>(f.gpus.front().memory.count());
+  const double requested = result.gpu_memory_utilization * total;
+  for (const auto& g : f.detected) {
+    if (g.index >= world || !g.used_mib) continue;
+    const double used = static_cast<double>(*g.used_mib) * (1 << 20);
+    if (total - used >= requested) continue;
+    err << fmt::format("warning: GPU {} already has {:.2f} GiB in use: vLLM's startup check needs {:.2f} GiB free "
+                       "(--gpu-memory-utilization {} of {:.2f} GiB) and would stop with \"Free memory on device ... is "
+                       "less than desired GPU memory utilization\"; free the GPU or lower the utilization to {:.2f}\n",
+                       g.index, used / (1 << 30), requested / (1 << 30), result.gpu_memory_utilization, total / (1 << 30),
+                       std::floor((total - used) / total * 100) / 100);
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -117,7 +137,8 @@ ResolvedFit resolve_fit_options(const FitOptions& o, const ConfigDir& configs, s
   }
   ResolvedFit out{load_cli_model(o.model, o.hub, configs, err), {}, o.deployment,
                   o.profile_file.empty() ? load_vllm_profile(o.vllm_version, configs)
-                                         : load_vllm_profile_file(o.profile_file, configs)};
+                                         : load_vllm_profile_file(o.profile_file, configs),
+                  {}};
   Deployment& d = out.deployment;
   d.dtype = parse_model_dtype_choice(o.dtype);
   d.kv_cache_dtype = parse_kv_cache_dtype_choice(o.kv_cache_dtype);
@@ -173,6 +194,32 @@ ResolvedFit resolve_fit_options(const FitOptions& o, const ConfigDir& configs, s
   }
   std::optional<Bytes> memory;
   if (!o.gpu_memory.empty()) memory = Bytes(parse_memory_size("--gpu-memory", o.gpu_memory));
+  if (o.gpu == "auto") {
+    out.detected = detect_nvidia_gpus();
+    GpuSpec gpu = gpu_for_detected(out.detected.front(), configs);
+    if (memory) {
+      gpu.memory = *memory;
+      gpu.memory_source = "--gpu-memory";
+      gpu.memory_estimated = false;
+    }
+    err << fmt::format("note: --gpu auto: {} GPU(s); budgeting for GPU 0, {} ({}: {:.2f} GiB CUDA-visible{})\n",
+                       out.detected.size(), out.detected.front().name, gpu.name, to_gib(gpu.memory),
+                       gpu.memory_estimated ? ", estimated" : "");
+    for (const auto& other : out.detected) {
+      if (other.name != out.detected.front().name || other.total_mib != out.detected.front().total_mib) {
+        err << fmt::format("warning: --gpu auto: GPU {} is a different GPU ({}); give one preset per stage with --gpu a,b\n",
+                           other.index, other.name);
+        break;
+      }
+    }
+    const std::int64_t world = d.tensor_parallel_size * d.pipeline_parallel_size * d.data_parallel_size;
+    if (static_cast<std::int64_t>(out.detected.size()) < world) {
+      err << fmt::format("warning: --gpu auto: this machine has {} GPU(s), the deployment needs {} (TP x PP x DP)\n",
+                         out.detected.size(), world);
+    }
+    out.gpus.assign(names.size() > 1 ? names.size() : 1, gpu);
+    return out;
+  }
   out.gpus = load_stage_gpus(names, memory, d.pipeline_parallel_size, configs);
   return out;
 }
@@ -194,6 +241,7 @@ int run_fit(const FitOptions& o, const ConfigDir& configs, std::ostream& out, st
                    o.explain ? explain_fit(f.model, f.gpus, d, f.profile, result) : std::vector<Explanation>{}, out);
   }
   for (const auto& w : result.warnings) err << "warning: " << w << "\n";
+  warn_if_gpus_busy(f, result, err);
   warn_if_headers_differ(f.model, f.gpus.front(), d, f.profile, err);
   return result.fits ? 0 : 1;
 }

@@ -9,6 +9,7 @@
 #include "hub_flags.h"
 #include "gpubudget/deployment.h"
 #include "gpubudget/fit.h"
+#include "gpubudget/gpu_detect.h"
 #include "gpubudget/load.h"
 #include "cli_errors.h"
 
@@ -51,6 +52,7 @@ struct ResolvedFit {
   std::vector<GpuSpec> gpus;  // one, or one per pipeline stage
   Deployment deployment;
   VllmProfile profile;
+  std::vector<DetectedGpu> detected;  // --gpu auto: what nvidia-smi reported
 };
 ResolvedFit resolve_fit_options(const FitOptions& options, const ConfigDir& configs, std::ostream& err);
 
