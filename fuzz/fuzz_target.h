@@ -7,3 +7,18 @@
 #include <cstdint>
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size);
+
+#include <cstdlib>
+
+namespace gpubudget::fuzz {
+
+// A fuzzed model name that looks like a Hub id must not reach the network or the user's caches: every
+// target runs offline, with caches of its own (set before the first input).
+inline const bool kOffline = [] {
+  ::setenv("HF_HUB_OFFLINE", "1", 1);
+  ::setenv("XDG_CACHE_HOME", "/tmp/gpubudget-fuzz-cache", 1);
+  ::setenv("HF_HUB_CACHE", "/tmp/gpubudget-fuzz-cache/hf", 1);
+  return true;
+}();
+
+}  // namespace gpubudget::fuzz

@@ -1,6 +1,8 @@
 // The gpubudget C++ API in one include: the stable surface deployment tools build on.
 //
-//   load        load_model, load_gpu_preset / custom_gpu, load_vllm_profile, find_config_dir (load.h)
+//   load        load_model, load_gpu_preset / custom_gpu, load_vllm_profile, find_config_dir (load.h);
+//               models from the Hugging Face cache and the Hub: locate_model, HubOptions (hub.h);
+//               this machine's GPUs: detect_nvidia_gpus, gpu_for_detected (gpu_detect.h)
 //   describe    Deployment: the `vllm serve` arguments that change memory, with vLLM's names (deployment.h)
 //   budget      fit(): per-GPU requested / weights / overheads / KV cache, with each formula (fit.h)
 //   solve       FitResult::max_model_len: the largest --max-model-len that fits; fits for the judged one
@@ -18,6 +20,8 @@
 #include "gpubudget/diagnosis.h"
 #include "gpubudget/error.h"
 #include "gpubudget/fit.h"
+#include "gpubudget/gpu_detect.h"
+#include "gpubudget/hub.h"
 #include "gpubudget/load.h"
 #include "gpubudget/plan.h"
 #include "gpubudget/remedies.h"

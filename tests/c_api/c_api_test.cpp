@@ -3,6 +3,9 @@
 // malformed request is status 3 with a message, never a crash.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -139,6 +142,46 @@ TEST(CApi, MalformedRequestsAreStatusThreeWithAMessage) {
   expect_refused(call(nlohmann::json{{"operation", "diagnose"}, {"log", "/nonexistent.log"}}),
                  "/nonexistent.log: cannot be read");
   expect_refused(call(nlohmann::json{{"operation", "gpus"}, {"extra", true}}), "request:/extra: unknown key");
+}
+
+// The C ABI resolves a Hub id as the CLI does: the environment's caches and endpoint, with the request's
+// "revision" and "hub" settings.
+TEST(CApi, HubModelsResolveFromTheCachesAndFailClearly) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("gpubudget-c-api-hub-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  const fs::path repo = root / "xdg" / "gpubudget" / "hub" / "models--acme--cached-llama";
+  const std::string commit(40, 'd');
+  fs::create_directories(repo / "refs");
+  fs::create_directories(repo / "snapshots" / commit);
+  std::ofstream(repo / "refs" / "main") << commit;
+  fs::copy_file(fs::path(GPUBUDGET_TEST_CONFIG_DIR) / "models" / "meta-llama__Llama-3.1-8B" / "config.json",
+                repo / "snapshots" / commit / "config.json");
+  ::setenv("XDG_CACHE_HOME", (root / "xdg").c_str(), 1);
+  ::setenv("HF_HUB_CACHE", (root / "hf").c_str(), 1);
+  ::setenv("HF_ENDPOINT", "http://127.0.0.1:1", 1);  // nothing listens there
+  ::unsetenv("HF_HUB_OFFLINE");
+  const nlohmann::json fit_cached = {{"operation", "fit"}, {"model", "acme/cached-llama"}, {"gpu", "h100"}};
+  const Reply cached = call(fit_cached);
+  const Reply bundled = call(nlohmann::json{{"operation", "fit"}, {"model", "meta-llama/Llama-3.1-8B"}, {"gpu", "h100"}});
+  ASSERT_EQ(cached.status, 0) << cached.text;
+  auto a = nlohmann::json::parse(cached.text), b = nlohmann::json::parse(bundled.text);
+  EXPECT_EQ(a["model"]["source"], (repo / "snapshots" / commit / "config.json").string());
+  a["model"].erase("source");
+  b["model"].erase("source");
+  EXPECT_EQ(a, b);
+  // A revision that is not cached needs the Hub, which cannot be reached; offline, it is refused.
+  nlohmann::json other = fit_cached;
+  other["revision"] = "v2";
+  expect_refused(call(other), "acme/cached-llama: cannot reach http://127.0.0.1:1");
+  other["hub"] = {{"offline", true}};
+  expect_refused(call(other), "HF_HUB_OFFLINE=1 forbids fetching it");
+  other["hub"] = {{"timeout_seconds", 0}};
+  expect_refused(call(other), "request:/hub/timeout_seconds");
+  other["hub"] = {{"token", "x"}};
+  expect_refused(call(other), "request:/hub/token: unknown key");
+  ::setenv("HF_HUB_OFFLINE", "1", 1);
+  fs::remove_all(root);
 }
 
 }  // namespace
