@@ -67,6 +67,9 @@ struct ModelReference {
 // nullopt when `text` is no repository name; InputError when it looks like one but is malformed
 // ("org/na me", "org/../x", an empty revision).
 std::optional<ModelReference> parse_model_reference(std::string_view text);
+// InputError (naming `context`, e.g. "--revision") unless `revision` can name a branch, tag or commit:
+// 1 to 255 characters, no control characters, no empty, "." or ".." parts between slashes.
+void check_revision(std::string_view context, const std::string& revision);
 
 enum class ModelOrigin { kPath, kBundled, kHuggingFaceCache, kGpubudgetCache, kHub };
 

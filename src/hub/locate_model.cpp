@@ -142,6 +142,7 @@ ModelLocation locate_model(const std::string& model, const ConfigDir& configs, c
     throw InputError(fmt::format("{}: the revision \"{}\" disagrees with --revision {}", model, reference->revision,
                                  hub.revision));
   }
+  if (!hub.revision.empty()) check_revision("--revision", hub.revision);
   const std::string asked = !reference->revision.empty() ? reference->revision : hub.revision;
   std::string partial;  // a bundled excerpt of the config, not enough to size the model
   if (asked.empty()) {

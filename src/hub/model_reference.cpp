@@ -35,6 +35,8 @@ std::string percent_decode(std::string_view text) {
   return out;
 }
 
+}  // namespace
+
 void check_revision(std::string_view text, const std::string& revision) {
   const bool control = std::any_of(revision.begin(), revision.end(),
                                    [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
@@ -51,8 +53,6 @@ void check_revision(std::string_view text, const std::string& revision) {
                                  text, revision));
   }
 }
-
-}  // namespace
 
 std::optional<ModelReference> parse_model_reference(std::string_view text) {
   std::string_view rest = text;

@@ -200,6 +200,10 @@ TEST_F(HubTest, ResolutionOrderPathThenBundledThenHuggingFaceCacheThenHub) {
   const CliRun other = run(configs_without_models(), {"fit", "Qwen/Qwen3-8B@v9", "--gpu", "h100"});
   EXPECT_EQ(other.code, 3);
   EXPECT_NE(other.err.find("no revision \"v9\""), std::string::npos) << other.err;
+  // A revision cannot leave the cache folders.
+  const CliRun escape = run(configs_without_models(), {"fit", "Qwen/Qwen3-8B", "--revision", "../../etc", "--gpu", "h100"});
+  EXPECT_EQ(escape.code, 3);
+  EXPECT_NE(escape.err.find("--revision: \"../../etc\" is no revision"), std::string::npos) << escape.err;
   // An explicit revision bypasses the bundled config.
   const CliRun main_rev = run(kConfigs, {"fit", "Qwen/Qwen3-8B", "--revision", "main", "--gpu", "h100", "--json"});
   ASSERT_EQ(main_rev.code, 0) << main_rev.err;
