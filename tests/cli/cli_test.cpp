@@ -10,24 +10,15 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "cli_run.h"
 #include "test_support.h"
 #include "cli_errors.h"
 
 namespace gpubudget::cli {
 namespace {
 
-struct CliRun {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-CliRun run(std::vector<std::string> args) {
-  args.insert(args.begin(), {"--config-dir", GPUBUDGET_TEST_CONFIG_DIR});
-  std::ostringstream out, err;
-  const int code = run_cli(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using test::CliRun;
+CliRun run(std::vector<std::string> args) { return test::run_cli(std::move(args)); }
 
 const std::vector<std::string> kIncident = {"fit", "nvidia/Kimi-K2.5-NVFP4", "--gpu", "rtx-pro-6000", "-tp", "8",
                                             "--gpu-memory-utilization", "0.9", "--vllm-version", "0.15"};

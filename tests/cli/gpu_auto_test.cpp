@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "cli.h"
+#include "cli_run.h"
 #include "fixtures/safetensors_writer.h"
 #include "gpubudget/gpu_detect.h"
 #include "test_support.h"
@@ -46,18 +46,8 @@ class FakeNvidiaSmi {
   std::string old_path_;
 };
 
-struct CliRun {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-CliRun run(std::vector<std::string> args) {
-  args.insert(args.begin(), {"--config-dir", GPUBUDGET_TEST_CONFIG_DIR});
-  std::ostringstream out, err;
-  const int code = cli::run_cli(args, out, err);
-  return {code, out.str(), err.str()};
-}
+using test::CliRun;
+CliRun run(std::vector<std::string> args) { return test::run_cli(std::move(args)); }
 
 TEST(NvidiaSmi, CsvWithAndWithoutHeaderAndUnits) {
   const auto gpus = parse_nvidia_smi_csv(

@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "cli.h"
+#include "cli_run.h"
 #include "fixtures/safetensors_writer.h"
 #include "gpubudget/error.h"
 #include "gpubudget/hub.h"
@@ -25,17 +25,9 @@ namespace fs = std::filesystem;
 
 const fs::path kConfigs = GPUBUDGET_TEST_CONFIG_DIR;
 
-struct CliRun {
-  int code;
-  std::string out;
-  std::string err;
-};
-
+using test::CliRun;
 CliRun run(const fs::path& config_dir, std::vector<std::string> args) {
-  args.insert(args.begin(), {"--config-dir", config_dir.string()});
-  std::ostringstream out, err;
-  const int code = cli::run_cli(args, out, err);
-  return {code, out.str(), err.str()};
+  return test::run_cli_with(config_dir, std::move(args));
 }
 
 std::string replace_all(std::string text, const std::string& from, const std::string& to) {
@@ -386,6 +378,8 @@ struct ErrorCase {
   std::vector<std::string> extra_args;
   std::string expected;  // in stderr, with exit 3
 };
+
+void PrintTo(const ErrorCase& c, std::ostream* os) { *os << c.name; }
 
 class HubErrors : public HubTest, public ::testing::WithParamInterface<ErrorCase> {};
 
