@@ -336,6 +336,30 @@ TEST_F(HubTest, AHundredAndNineteenShardCheckpoint) {
   EXPECT_EQ(manifest["shards"].size(), 119u);
 }
 
+TEST_F(HubTest, TheLibraryReportsProgressAndWhereTheModelCameFrom) {
+  write_llama_checkpoint(repos() / "acme" / "tiny-llama", 5);
+  const test::FakeHub hub(repos());
+  use_hub(hub);
+  HubOptions options = hub_options_from_environment();
+  std::vector<HubProgress> reports;
+  options.progress = [&](const HubProgress& p) { reports.push_back(p); };
+  const ModelLocation fetched = locate_model("acme/tiny-llama", test::configs(), options);
+  EXPECT_EQ(fetched.origin, ModelOrigin::kHub);
+  EXPECT_EQ(fetched.repo, "acme/tiny-llama");
+  EXPECT_EQ(fetched.revision, "main");
+  EXPECT_EQ(fetched.commit.size(), 40u);
+  ASSERT_FALSE(reports.empty());
+  EXPECT_EQ(reports.front().shards_done, 0);
+  EXPECT_EQ(reports.back().shards_done, 5);
+  EXPECT_EQ(reports.back().shards_total, 5);
+  for (std::size_t i = 1; i < reports.size(); ++i) EXPECT_GE(reports[i].shards_done, reports[i - 1].shards_done);
+  EXPECT_GT(reports.back().bytes_received, 0);
+  const ModelLocation again = locate_model("acme/tiny-llama", test::configs(), options);
+  EXPECT_EQ(again.origin, ModelOrigin::kGpubudgetCache);
+  EXPECT_EQ(again.commit, fetched.commit);
+  EXPECT_EQ(load_model(again).architecture, "LlamaForCausalLM");
+}
+
 TEST_F(HubTest, GatedRepositoryAndTheToken) {
   write_llama_checkpoint(repos() / "acme" / "gated", 1);
   behaviours("acme/gated", {{"gated", true}});
