@@ -18,7 +18,7 @@ ReplicatedTensor tensor(std::string name, Component component, std::int64_t elem
 
 void parse_deepseek_v2(const ParseContext& c, ModelSpec& model) {
   const JsonReader& t = c.text;
-  const CommonHparams hp = read_common_hparams(t, {std::nullopt, std::nullopt, std::nullopt, false, true});
+  const CommonHparams hp = read_common_hparams(t, {std::nullopt, std::nullopt, std::nullopt, false, true, std::nullopt});
   const std::int64_t H = hp.hidden_size, n = hp.num_attention_heads, L = hp.num_hidden_layers,
                      dense_I = hp.intermediate_size;
   const auto q_lora = t.optional_integer("q_lora_rank", 1, kMaxHidden);  // null: plain q_proj

@@ -10,7 +10,9 @@ namespace gpubudget::detail {
 CommonHparams read_common_hparams(const JsonReader& t, const HparamsDefaults& defaults) {
   CommonHparams h;
   h.hidden_size = t.integer("hidden_size", 1, kMaxHidden);
-  h.num_hidden_layers = t.integer("num_hidden_layers", 1, kMaxLayers);
+  h.num_hidden_layers = defaults.num_hidden_layers
+                            ? t.optional_integer("num_hidden_layers", 1, kMaxLayers).value_or(*defaults.num_hidden_layers)
+                            : t.integer("num_hidden_layers", 1, kMaxLayers);
   h.num_attention_heads = defaults.num_attention_heads
                               ? t.optional_integer("num_attention_heads", 1, kMaxHeads).value_or(*defaults.num_attention_heads)
                               : t.integer("num_attention_heads", 1, kMaxHeads);

@@ -17,6 +17,7 @@ struct HparamsDefaults {
   std::optional<std::int64_t> head_dim;             // absent: hidden_size / num_attention_heads
   bool has_kv_heads = true;                         // false: MLA (no num_key_value_heads / head_dim)
   bool intermediate_required = true;                // false: intermediate_size is optional (0 when absent)
+  std::optional<std::int64_t> num_hidden_layers;    // absent: the key is required
 };
 
 struct CommonHparams {

@@ -13,7 +13,7 @@ namespace gpubudget::detail {
 
 void parse_kimi_linear(const ParseContext& c, ModelSpec& model) {
   const JsonReader& t = c.text;
-  const CommonHparams hp = read_common_hparams(t, {std::nullopt, std::nullopt, std::nullopt, false, true});
+  const CommonHparams hp = read_common_hparams(t, {std::nullopt, std::nullopt, std::nullopt, false, true, std::nullopt});
   const std::int64_t H = hp.hidden_size, L = hp.num_hidden_layers, n = hp.num_attention_heads,
                      dense_I = hp.intermediate_size;
   const auto kv_lora = t.integer("kv_lora_rank", 1, kMaxHidden);

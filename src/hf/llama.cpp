@@ -98,7 +98,7 @@ void parse_llama(const ParseContext& c, ModelSpec& model) {
   // Gemma3TextConfig's defaults (its published configs are sparse): 8 heads, 4 KV heads, head_dim 256.
   const bool gemma3 = model.model_type == "gemma3_text";
   const CommonHparams hp = read_common_hparams(
-      t, gemma3 ? HparamsDefaults{8, 4, 256, true, true} : HparamsDefaults{});
+      t, gemma3 ? HparamsDefaults{8, 4, 256, true, true, std::nullopt} : HparamsDefaults{});
   const std::int64_t H = hp.hidden_size, n = hp.num_attention_heads, kv = hp.num_key_value_heads, d = hp.head_dim,
                      I = hp.intermediate_size, L = hp.num_hidden_layers;
   const bool qkv_bias = tr.qkv_bias || t.boolean("attention_bias", false);

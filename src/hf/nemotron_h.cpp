@@ -1,6 +1,11 @@
 // Nemotron-H and Nemotron-3 (vLLM model_executor/models/nemotron_h.py): one mixer per layer, chosen
-// by `hybrid_override_pattern`: M = Mamba2, * = attention, - = squared-ReLU MLP, E = MoE of
-// non-gated experts with a shared expert and a float32 router.
+// by `hybrid_override_pattern` (M = Mamba2, * = attention, - = squared-ReLU MLP, E = MoE of non-gated
+// experts with a shared expert and a float32 router), or by the newer config class's
+// `layers_block_type` list ("mamba", "attention", "mlp", "moe"), from which it derives the pattern and
+// num_hidden_layers. Latent MoE (Nemotron-3 Super / Ultra, `moe_latent_size` ℓ; vLLM fcd5306f6,
+// NemotronHMoE): the routed experts work at width ℓ between two replicated projections,
+// fc1_latent_proj [ℓ, H] and fc2_latent_proj [H, ℓ]; the router and the shared expert stay at H.
+// The MTP layers (`mtp.*`, num_nextn_predict_layers) are loaded only with speculative decoding.
 #include <fmt/format.h>
 
 #include "gpubudget/error.h"
@@ -11,10 +16,21 @@ namespace gpubudget::detail {
 
 void parse_nemotron_h(const ParseContext& c, ModelSpec& model) {
   const JsonReader& t = c.text;
-  const CommonHparams hp = read_common_hparams(t);
+  std::string pattern;
+  if (t.has("hybrid_override_pattern") || !t.has("layers_block_type")) {
+    pattern = t.string("hybrid_override_pattern");
+  } else {
+    for (const auto& block : t.string_list("layers_block_type")) {
+      const char symbol = block == "mamba" ? 'M' : block == "attention" ? '*' : block == "mlp" ? '-' : block == "moe" ? 'E' : '?';
+      if (symbol == '?') t.fail("layers_block_type", "an array of \"mamba\", \"attention\", \"mlp\" and \"moe\"");
+      pattern.push_back(symbol);
+    }
+  }
+  HparamsDefaults defaults;
+  defaults.num_hidden_layers = static_cast<std::int64_t>(pattern.size());
+  const CommonHparams hp = read_common_hparams(t, defaults);
   const std::int64_t H = hp.hidden_size, L = hp.num_hidden_layers, n = hp.num_attention_heads,
                      kv = hp.num_key_value_heads, d = hp.head_dim, I = hp.intermediate_size;
-  const auto pattern = t.string("hybrid_override_pattern");
   if (static_cast<std::int64_t>(pattern.size()) != L) {
     t.fail("hybrid_override_pattern", fmt::format("{} characters (num_hidden_layers) of M, *, - or E", L));
   }
@@ -37,6 +53,9 @@ void parse_nemotron_h(const ParseContext& c, ModelSpec& model) {
   const auto E = t.optional_integer("n_routed_experts", 1, kMaxExperts).value_or(0);
   const auto moe_I = E > 0 ? t.integer("moe_intermediate_size", 1, kMaxIntermediate) : 0;
   const auto shared_I = t.optional_integer("moe_shared_expert_intermediate_size", 0, kMaxIntermediate).value_or(0);
+  const auto latent = t.optional_integer("moe_latent_size", 1, kMaxHidden);
+  model.skipped_mtp_layers = t.optional_integer("num_nextn_predict_layers", 0, kMaxLayers).value_or(0);
+  const bool mlp_bias = t.boolean("mlp_bias", false);
   model.hidden_size = H;
   if (E > 0) model.num_experts_per_token = t.integer("num_experts_per_tok", 1, kMaxExperts);
   const Dtype dt = c.dtype;
@@ -81,7 +100,13 @@ void parse_nemotron_h(const ParseContext& c, ModelSpec& model) {
       const std::string x = p + "mixer.";
       layer.linears.push_back(make_linear(x + "gate", Component::kRouter, Parallelism::kReplicated, {E}, H, router));
       layer.replicated.push_back({x + "gate.e_score_correction_bias", Component::kRouter, E, Dtype::kFloat32});
-      add_experts(c, layer, x + "experts", E, moe_I, H, /*gated=*/false);
+      if (latent) {
+        layer.linears.push_back(make_linear(x + "fc1_latent_proj", Component::kRoutedExperts, Parallelism::kReplicated,
+                                            {*latent}, H, c.format_for({x + "fc1_latent_proj"}), mlp_bias));
+        layer.linears.push_back(make_linear(x + "fc2_latent_proj", Component::kRoutedExperts, Parallelism::kReplicated,
+                                            {H}, *latent, c.format_for({x + "fc2_latent_proj"}), mlp_bias));
+      }
+      add_experts(c, layer, x + "experts", E, moe_I, latent.value_or(H), /*gated=*/false);
       if (shared_I > 0) {
         const std::string s = x + "shared_experts.";
         layer.linears.push_back(make_linear(s + "up_proj", Component::kSharedExperts, Parallelism::kColumn, {shared_I},

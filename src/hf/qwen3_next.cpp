@@ -13,7 +13,7 @@ void parse_qwen3_next(const ParseContext& c, ModelSpec& model) {
   const JsonReader& t = c.text;
   // Qwen3.5 dense models (qwen3_5_text) have a gated MLP instead of experts.
   const bool dense = !t.has("num_experts");
-  const CommonHparams hp = read_common_hparams(t, {std::nullopt, std::nullopt, std::nullopt, true, dense});
+  const CommonHparams hp = read_common_hparams(t, {std::nullopt, std::nullopt, std::nullopt, true, dense, std::nullopt});
   const std::int64_t H = hp.hidden_size, L = hp.num_hidden_layers, n = hp.num_attention_heads,
                      kv = hp.num_key_value_heads, d = hp.head_dim;
   const auto nk = t.integer("linear_num_key_heads", 1, kMaxHeads);

@@ -26,7 +26,7 @@ TEST(Hparams, StatedDefaultsApplyWhenTheConfigIsSilent) {
   EXPECT_EQ(h.num_key_value_heads, 32);
   EXPECT_EQ(h.head_dim, 128);
   // A family's config class defaults (Gemma3TextConfig: 8 heads, 4 KV heads, head_dim 256).
-  const auto g = read(R"({"hidden_size": 2560, "num_hidden_layers": 34, "intermediate_size": 10240})", {8, 4, 256});
+  const auto g = read(R"({"hidden_size": 2560, "num_hidden_layers": 34, "intermediate_size": 10240})", {8, 4, 256, true, true, std::nullopt});
   EXPECT_EQ(g.num_attention_heads, 8);
   EXPECT_EQ(g.num_key_value_heads, 4);
   EXPECT_EQ(g.head_dim, 256);

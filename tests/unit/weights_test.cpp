@@ -212,3 +212,48 @@ TEST(ParallelLayout, RejectsFp8BlockShardsSmallerThanTheBlock) {
 
 }  // namespace
 }  // namespace gpubudget
+
+namespace gpubudget {
+namespace {
+
+// Nemotron-3 Ultra's latent MoE (tests/data/configs/nemotron-3-ultra-bf16: the real config, its
+// quantization config left out). vLLM's NemotronHMoE (nemotron_h.py since fcd5306f6): with
+// moe_latent_size ℓ the routed experts are FusedMoE of width ℓ, w13 [E, I, ℓ] (relu2, not gated) and
+// w2 [E, ℓ, I], between fc1_latent_proj [ℓ, H] and fc2_latent_proj [H, ℓ], both ReplicatedLinear; the
+// router [E, H] (float32) and the shared expert (up [I_sh, H] column, down [H, I_sh] row) stay at H.
+// E 512, I 5120, ℓ 2048, H 8192, I_sh 10240, bf16.
+// One decoder layer's weights on a worker of `layout`.
+Bytes layer_bytes(const LayerSpec& layer, const ParallelLayout& layout) {
+  Bytes total;
+  for (const auto& l : layer.linears) total += linear_bytes(l, layout);
+  for (const auto& e : layer.experts) total += experts_bytes(e, layout);
+  for (const auto& r : layer.replicated) total += Bytes(r.elements * element_bytes(r.dtype));
+  return total;
+}
+
+TEST(LatentMoe, NemotronUltraExpertsWorkAtTheLatentWidth) {
+  const ModelSpec m = load_model(test::data_dir() + "/configs/nemotron-3-ultra-bf16", test::configs());
+  ASSERT_EQ(m.layers.size(), 108u);  // layers_block_type: 48 mamba, 48 moe, 12 attention
+  const LayerSpec& moe = m.layers[1];
+  const std::int64_t E = 512, I = 5120, l = 2048, H = 8192, I_sh = 10240;
+  const std::int64_t experts = 2 * (E * I * l + E * l * I);  // bf16
+  const std::int64_t latent_projections = 2 * (l * H + H * l);
+  const std::int64_t shared = 2 * (I_sh * H + H * I_sh);
+  const std::int64_t router = 4 * E * H + 4 * E;  // float32 weight and e_score_correction_bias
+  const std::int64_t norm = 2 * H;
+  // The whole layer at TP 1: 21,894,285,312 bytes (at the hidden width it would be 4x the experts).
+  EXPECT_EQ(layer_bytes(moe, test::layout_for(m, 1)).count(), experts + latent_projections + shared + router + norm);
+  // TP 8: experts and the shared expert split 8 ways, the latent projections and the router whole.
+  EXPECT_EQ(layer_bytes(moe, test::layout_for(m, 8)).count(),
+            experts / 8 + latent_projections + shared / 8 + router + norm);
+  // NVIDIA states 1,121 GB for the bf16 checkpoint, its MTP layer included; vLLM loads no MTP weights
+  // (nemotron_h.py skips `mtp.*`): one attention and one latent-MoE layer with its own norms, 11,215,609,856
+  // parameters by the same shapes, 2 bytes each. The checkpoint stores the router in bf16 (the
+  // 402,653,184 bytes of difference are vLLM's float32 copy).
+  const double stored = static_cast<double>(checkpoint_bytes(m).count()) + 2.0 * 11'215'609'856 - 48.0 * 2 * E * H;
+  EXPECT_NEAR(stored / 1.121e12, 1.0, 0.005);
+  EXPECT_EQ(m.skipped_mtp_layers, 1);
+}
+
+}  // namespace
+}  // namespace gpubudget
