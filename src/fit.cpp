@@ -225,6 +225,10 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
   r.mamba_dtypes = kv.mamba_dtypes;
   r.notes = kv.notes;
   r.warnings = kv.warnings;
+  for (const auto& key : model.unmodelled_config_keys) {
+    r.warnings.push_back(fmt::format("config key `{}` is not modelled by the {} parser; the figures may be wrong", key,
+                                     model.family));
+  }
   if (!kv.start_blocker.empty()) {
     r.vllm_would_start = false;
     r.start_blocker = kv.start_blocker;

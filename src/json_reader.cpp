@@ -160,6 +160,7 @@ std::string JsonReader::path(std::string_view key) const {
 }
 
 bool JsonReader::has(std::string_view key) const {
+  if (reads_) reads_->insert(fmt::format("{}/{}", pointer_, key));
   if (!value_->is_object()) return false;
   const auto it = value_->find(key);
   return it != value_->end() && !it->is_null();
@@ -176,7 +177,22 @@ void JsonReader::fail(std::string_view key, std::string_view expected) const {
 
 JsonReader JsonReader::object(std::string_view key) const {
   if (!has(key) || !(*value_)[std::string(key)].is_object()) fail(key, "an object");
-  return JsonReader((*value_)[std::string(key)], file_, fmt::format("{}/{}", pointer_, key));
+  JsonReader out((*value_)[std::string(key)], file_, fmt::format("{}/{}", pointer_, key));
+  out.reads_ = reads_;
+  return out;
+}
+
+void JsonReader::track_reads() {
+  if (!reads_) reads_ = std::make_shared<std::set<std::string>>();
+}
+
+std::vector<std::string> JsonReader::unread_keys() const {
+  std::vector<std::string> out;
+  if (!reads_ || !value_->is_object()) return out;
+  for (const auto& [key, unused] : value_->items()) {
+    if (reads_->count(fmt::format("{}/{}", pointer_, key)) == 0) out.push_back(key);
+  }
+  return out;
 }
 
 std::optional<JsonReader> JsonReader::optional_object(std::string_view key) const {

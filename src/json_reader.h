@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <set>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -56,12 +58,19 @@ class JsonReader {
   // Rejects keys not in `known` (for gpubudget's own files, so that typos fail).
   void reject_unknown_keys(const std::vector<std::string_view>& known) const;
 
+  // From now on, every key this reader (and every reader object() derives from it) is asked about is
+  // recorded; unread_keys() lists this object's keys never asked about, in document order. A config
+  // parse uses it to find the keys no family parser looked at.
+  void track_reads();
+  [[nodiscard]] std::vector<std::string> unread_keys() const;
+
   [[noreturn]] void fail(std::string_view key, std::string_view expected) const;
 
  private:
   const nlohmann::json* value_;
   std::string file_;
   std::string pointer_;
+  std::shared_ptr<std::set<std::string>> reads_;  // JSON pointers asked about; null = not tracked
 };
 
 // Compact rendering of a JSON value for error messages (long values are shortened).

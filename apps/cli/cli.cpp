@@ -110,6 +110,7 @@ void add_fit_options(CLI::App& fit, FitOptions& o) {
   fit.add_flag("--json", o.json, "one JSON document on stdout");
   fit.add_flag("--explain", o.explain, "show the formula and inputs behind each figure");
   fit.add_flag("--vllm-args", o.vllm_args, "print the `vllm serve` line to launch with (the length that fits)");
+  fit.add_flag("--strict", o.strict, "exit 3 when the config has a key no parser models (instead of a warning)");
 }
 
 void add_weights_options(CLI::App& w, WeightsOptions& o) {
@@ -123,6 +124,7 @@ void add_weights_options(CLI::App& w, WeightsOptions& o) {
   w.add_option("--by", o.by, "component (default), layer or tensor");
   w.add_flag("--no-headers", o.no_headers, "ignore safetensors files in the model folder");
   w.add_flag("--json", o.json, "one JSON document on stdout");
+  w.add_flag("--strict", o.strict, "exit 3 when the config has a key no parser models (instead of a warning)");
 }
 
 void add_sweep_options(CLI::App& s, SweepOptions& o) {

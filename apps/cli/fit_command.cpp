@@ -139,6 +139,7 @@ ResolvedFit resolve_fit_options(const FitOptions& o, const ConfigDir& configs, s
                   o.profile_file.empty() ? load_vllm_profile(o.vllm_version, configs)
                                          : load_vllm_profile_file(o.profile_file, configs),
                   {}};
+  if (o.strict) refuse_unmodelled_keys(out.model);
   Deployment& d = out.deployment;
   d.dtype = parse_model_dtype_choice(o.dtype);
   d.kv_cache_dtype = parse_kv_cache_dtype_choice(o.kv_cache_dtype);

@@ -44,6 +44,7 @@ struct FitOptions {
   bool json = false;
   bool explain = false;
   bool vllm_args = false;  // print the `vllm serve` line to launch with, instead of the report
+  bool strict = false;     // a config key no parser models is exit 3, not a warning
 };
 
 // The deployment, GPUs and vLLM profile the options describe (shared by fit and sweep).

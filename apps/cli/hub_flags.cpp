@@ -5,9 +5,11 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include "cli_errors.h"
+#include "gpubudget/error.h"
 
 namespace gpubudget::cli {
 
@@ -41,6 +43,12 @@ HubOptions hub_options(const HubFlags& flags, std::ostream& err) {
     };
   }
   return o;
+}
+
+void refuse_unmodelled_keys(const ModelSpec& model) {
+  if (model.unmodelled_config_keys.empty()) return;
+  throw InputError(fmt::format("{}: --strict: config keys not modelled by the {} parser: {} (the figures may be wrong)",
+                               model.source, model.family, fmt::join(model.unmodelled_config_keys, ", ")));
 }
 
 ModelSpec load_cli_model(const std::string& model, const HubFlags& flags, const ConfigDir& configs, std::ostream& err,

@@ -29,6 +29,9 @@ void add_hub_flags(CLI::App& app, HubFlags& flags);
 // applied, and a progress line on stderr when it is a terminal and not --quiet.
 HubOptions hub_options(const HubFlags& flags, std::ostream& err);
 
+// InputError naming every config key of `model` that no parser models (the refusal of --strict).
+void refuse_unmodelled_keys(const ModelSpec& model);
+
 // Locates and loads `model`; a model from a cache or the Hub is named on `err` ("note: ...") unless
 // --quiet. The location is returned through `location` when given.
 ModelSpec load_cli_model(const std::string& model, const HubFlags& flags, const ConfigDir& configs, std::ostream& err,

@@ -78,6 +78,11 @@ void write_text(const WeightsReport& report, std::ostream& out) {
 int run_weights(const WeightsOptions& o, const ConfigDir& configs, std::ostream& out, std::ostream& err) {
   const WeightsGrouping by = parse_grouping(o.by);
   const ModelSpec model = model_for_dtype(load_cli_model(o.model, o.hub, configs, err), parse_model_dtype_choice(o.dtype));
+  if (o.strict) refuse_unmodelled_keys(model);
+  for (const auto& key : model.unmodelled_config_keys) {
+    err << fmt::format("warning: config key `{}` is not modelled by the {} parser; the figures may be wrong\n", key,
+                       model.family);
+  }
   const VllmProfile profile = load_vllm_profile(o.vllm_version, configs);
   std::optional<GpuSpec> gpu;  // without --gpu: no backend padding
   if (!o.gpu.empty()) gpu = load_gpu_preset(o.gpu, configs);

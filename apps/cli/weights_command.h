@@ -14,6 +14,7 @@ namespace gpubudget::cli {
 
 struct WeightsOptions {
   std::string model;
+  bool strict = false;  // a config key no parser models is exit 3, not a warning
   HubFlags hub;  // where MODEL is looked for beyond paths and bundled ids
   std::string gpu;           // preset: sets the MXFP4 padding of its backend; optional
   std::string vllm_version;  // "" = newest modelled

@@ -171,6 +171,10 @@ struct ModelSpec {
   QuantFormat lm_head_format;
   std::vector<LayerSpec> layers;  // decoder layers only; MTP / next-n layers are not loaded by vLLM
   std::int64_t skipped_mtp_layers = 0;
+  // Keys of config.json (and its text_config, as "text_config.KEY") that the family parser did not read
+  // and that are not on the reviewed list of keys without effect on memory (src/hf/config_keys.cpp):
+  // each one may change what vLLM allocates, so fit() warns about it (`--strict` refuses).
+  std::vector<std::string> unmodelled_config_keys;
   // The checkpoint's MTP / next-n layers and their extra tensors (embedding and head copies, eh_proj,
   // norms): counted in checkpoint_bytes, never in what vLLM holds without speculative decoding.
   std::vector<LayerSpec> mtp_layers;

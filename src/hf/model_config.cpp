@@ -49,7 +49,8 @@ ModelSpec parse_model_config(const std::string& config_json, const std::string& 
   if (!root_json.is_object()) {
     throw InputError(fmt::format("{}: expected a JSON object at the top level", source));
   }
-  const JsonReader root(root_json, source);
+  JsonReader root(root_json, source);
+  root.track_reads();  // every key a parser asks about; the rest is checked below
 
   ModelSpec model;
   model.source = source;
@@ -137,6 +138,17 @@ ModelSpec parse_model_config(const std::string& config_json, const std::string& 
 
   detail::derive_max_model_len(text, model, match.model_type->default_max_position);
   detail::check_model_size(model);
+  // Never silently wrong: a key no parser read and that is not known to leave memory alone is named.
+  for (const auto& key : root.unread_keys()) {
+    if (!detail::is_without_memory_effect(model.family, key, root_json[key])) model.unmodelled_config_keys.push_back(key);
+  }
+  if (nested) {
+    for (const auto& key : text.unread_keys()) {
+      if (!detail::is_without_memory_effect(model.family, key, text.value()[key])) {
+        model.unmodelled_config_keys.push_back("text_config." + key);
+      }
+    }
+  }
   return model;
 }
 

@@ -28,6 +28,7 @@ void parse_nemotron_h(const ParseContext& c, ModelSpec& model) {
   }
   HparamsDefaults defaults;
   defaults.num_hidden_layers = static_cast<std::int64_t>(pattern.size());
+  defaults.head_dim = t.optional_integer("attention_head_dim", 1, kMaxHidden);  // the older config class's name
   const CommonHparams hp = read_common_hparams(t, defaults);
   const std::int64_t H = hp.hidden_size, L = hp.num_hidden_layers, n = hp.num_attention_heads,
                      kv = hp.num_key_value_heads, d = hp.head_dim, I = hp.intermediate_size;

@@ -90,6 +90,12 @@ void parse_vision(const JsonReader& root, ModelSpec& model);
 void add_rotary_caches(const JsonReader& text, ModelSpec& model, std::int64_t rotary_dim, Dtype cache_dtype,
                        std::int64_t default_max_position);
 
+// Whether a config.json key is on the reviewed list of keys that change nothing vLLM allocates (token
+// ids, training settings, transformers metadata, ...; src/hf/config_keys.cpp gives each one's reason).
+// `family` is the parser's name (FamilyParser::name); `value` the key's value (some keys are without
+// effect only at one value, e.g. attention_bias false).
+bool is_without_memory_effect(std::string_view family, std::string_view key, const nlohmann::json& value);
+
 // Refuses configs whose parameter count is absurd (would overflow byte arithmetic).
 void check_model_size(const ModelSpec& model);
 
