@@ -159,6 +159,7 @@ constexpr FamilyKey kByFamily[] = {
     {"deepseek_v2", "num_key_value_heads", "", "MLA: one latent KV per token, no KV heads"},
     {"deepseek_v2", "head_dim", "", "MLA sizes heads by qk_nope_head_dim + qk_rope_head_dim and v_head_dim"},
     {"deepseek_v2", "qk_head_dim", "", "qk_nope_head_dim + qk_rope_head_dim, read separately"},
+    {"deepseek_v2", "partial_rotary_factor", "1.0", "MLA rotates qk_rope_head_dim, read"},
     {"llama", "max_window_layers", "", "used by vLLM only with use_sliding_window, which the parser reads"},
     {"llama", "qkv_bias", "", "not read by vLLM's Qwen3-MoE (its biases follow attention_bias)"},
     {"llama", "use_qk_norm", "true", "the family builds q/k norms whatever the key says"},

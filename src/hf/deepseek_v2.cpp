@@ -33,6 +33,9 @@ void parse_deepseek_v2(const ParseContext& c, ModelSpec& model) {
   const auto first_dense = t.optional_integer("first_k_dense_replace", 0, kMaxLayers).value_or(0);
   const auto moe_freq = t.optional_integer("moe_layer_freq", 1, kMaxLayers).value_or(1);
   const bool noaux = t.optional_string("topk_method").value_or("") == "noaux_tc";
+  // GLM-4.7-Flash (glm4_moe_lite.py): DeepSeek's MLA with GLM's MoE block, whose router is a float32
+  // nn.Linear with an always-present float32 correction bias (Glm4MoE).
+  const bool glm_moe = model.model_type == "glm4_moe_lite";
   model.skipped_mtp_layers = t.optional_integer("num_nextn_predict_layers", 0, kMaxLayers).value_or(0);
   model.num_experts_per_token = experts > 0 ? t.integer("num_experts_per_tok", 1, kMaxExperts) : 0;
   // DeepSeek sparse attention (V3.2, GLM-5): a lightning indexer per layer.
@@ -109,9 +112,11 @@ void parse_deepseek_v2(const ParseContext& c, ModelSpec& model) {
     layer.is_moe = experts > 0 && i >= first_dense && i % moe_freq == 0;
     if (layer.is_moe) {
       // Router: ReplicatedLinear without quantization, plus the fp32 correction bias for noaux_tc.
+      QuantFormat router = plain;
+      if (glm_moe) router.dtype = Dtype::kFloat32;
       layer.linears.push_back(
-          make_linear(cat(m, "gate"), Component::kRouter, Parallelism::kReplicated, {experts}, H, plain));
-      if (noaux) {
+          make_linear(cat(m, "gate"), Component::kRouter, Parallelism::kReplicated, {experts}, H, router));
+      if (noaux || glm_moe) {
         layer.replicated.push_back(
             tensor(cat(m, "gate.e_score_correction_bias"), Component::kRouter, experts, Dtype::kFloat32));
       }
@@ -136,8 +141,9 @@ void parse_deepseek_v2(const ParseContext& c, ModelSpec& model) {
     model.mtp_linears.push_back(make_linear(cat(p, "eh_proj"), Component::kAttention, Parallelism::kReplicated, {H},
                                             2 * H, plain));
   }
-  // DeepseekScalingRotaryEmbedding keeps its cache in fp32.
-  add_rotary_caches(t, model, rope, Dtype::kFloat32, 0);
+  // A scaled RoPE becomes deepseek_yarn, whose DeepseekScalingRotaryEmbedding keeps its cache in fp32;
+  // the default type is a plain RotaryEmbedding in the model dtype (DeepseekV2MLAAttention).
+  add_rotary_caches(t, model, rope, rope_type(t) == "default" ? dt : Dtype::kFloat32, 0);
 }
 
 }  // namespace gpubudget::detail

@@ -11,9 +11,11 @@ namespace gpubudget::detail {
 
 namespace {
 
-constexpr ModelType kDeepseekTypes[] = {{"deepseek_v2"}, {"deepseek_v3"}, {"kimi_k2"}, {"deepseek_v32"}, {"glm_moe_dsa"}};
+constexpr ModelType kDeepseekTypes[] = {{"deepseek_v2"}, {"deepseek_v3"}, {"kimi_k2"}, {"deepseek_v32"}, {"glm_moe_dsa"},
+                                        {"glm4_moe_lite"}};
 constexpr std::string_view kDeepseekArchitectures[] = {
     "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM",
+    "Glm4MoeLiteForCausalLM",
     "KimiK25ForConditionalGeneration", "KimiVLForConditionalGeneration"};
 
 // Gemma3TextConfig's max_position_embeddings is 131,072 (its published configs omit it).
@@ -42,6 +44,9 @@ constexpr std::string_view kQwen3NextArchitectures[] = {
 constexpr ModelType kNemotronHTypes[] = {{"nemotron_h"}};
 constexpr std::string_view kNemotronHArchitectures[] = {"NemotronHForCausalLM"};
 
+constexpr ModelType kGlm4MoeTypes[] = {{"glm4_moe"}};
+constexpr std::string_view kGlm4MoeArchitectures[] = {"Glm4MoeForCausalLM"};
+
 constexpr ModelType kKimiLinearTypes[] = {{"kimi_linear"}};
 constexpr std::string_view kKimiLinearArchitectures[] = {"KimiLinearForCausalLM"};
 
@@ -53,6 +58,7 @@ const std::array kFamilies = {
     Family{"qwen3_next", kQwen3NextTypes, kQwen3NextArchitectures, parse_qwen3_next},
     Family{"nemotron_h", kNemotronHTypes, kNemotronHArchitectures, parse_nemotron_h},
     Family{"kimi_linear", kKimiLinearTypes, kKimiLinearArchitectures, parse_kimi_linear},
+    Family{"glm4_moe", kGlm4MoeTypes, kGlm4MoeArchitectures, parse_glm4_moe},
 };
 
 }  // namespace

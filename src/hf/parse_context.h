@@ -81,9 +81,13 @@ void parse_nemotron_h(const ParseContext& context, ModelSpec& model);
 void parse_kimi_linear(const ParseContext& context, ModelSpec& model);
 void parse_llama4(const ParseContext& context, ModelSpec& model);
 void parse_llama(const ParseContext& context, ModelSpec& model);
+void parse_glm4_moe(const ParseContext& context, ModelSpec& model);
 // The vision tower and projector of a multimodal wrapper (`vision_config` present). Throws InputError
 // naming the vision model type when it is not modelled: weights are never silently left out.
 void parse_vision(const JsonReader& root, ModelSpec& model);
+
+// The RoPE type of `rope_scaling` (or transformers 5's `rope_parameters`): "default" when absent.
+std::string rope_type(const JsonReader& text);
 
 // Adds the model's shared rotary cos/sin cache(s) of `rotary_dim` columns to ModelSpec::buffers.
 // `default_max_position` stands in for a sparse config's missing max_position_embeddings.

@@ -40,6 +40,13 @@ std::int64_t rope_positions(const JsonReader& t, const JsonReader* rope, std::in
 
 }  // namespace
 
+std::string rope_type(const JsonReader& t) {
+  std::optional<JsonReader> rope = t.optional_object("rope_scaling");
+  if (!rope) rope = t.optional_object("rope_parameters");
+  if (!rope) return "default";
+  return rope->optional_string("rope_type").value_or(rope->optional_string("type").value_or("default"));
+}
+
 void add_rotary_caches(const JsonReader& t, ModelSpec& model, std::int64_t rotary_dim, Dtype cache_dtype,
                        std::int64_t default_max_position) {
   std::optional<JsonReader> rope = t.optional_object("rope_scaling");

@@ -54,6 +54,15 @@ TEST(CheckpointBytes, ExactWhereTheSourceSumsTheTensors) {
   // Nemotron-3 Nano has no recorded size; NVIDIA states 31.6 B parameters, all bf16.
   EXPECT_NEAR(static_cast<double>(checkpoint_bytes(test::bundled("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")).count()),
               2 * 31.6e9, 2 * 0.05e9);
+  // GLM-4.7-Flash: 62,442,983,168 tensor bytes (source.json: all bf16 but the fp32 correction biases,
+  // MTP layer 47 included); vLLM holds each of the 47 routers [64, 2048] in fp32 (Glm4MoE's
+  // nn.Linear(dtype=float32)), 2 bytes per element more than the checkpoint's bf16.
+  EXPECT_EQ(checkpoint_bytes(test::bundled("zai-org/GLM-4.7-Flash")).count(), 62'442'983'168LL + 47LL * 64 * 2048 * 2);
+  // GLM-4.7: 358,337,791,296 parameters (the published count, MTP layer 92 with its embedding and head
+  // copies included), bf16 but for the fp32 correction biases (90 x 160) and vLLM's fp32 routers
+  // (90 x [160, 5120]).
+  EXPECT_EQ(checkpoint_bytes(test::bundled("zai-org/GLM-4.7")).count(),
+            2 * 358'337'791'296LL + 2LL * 90 * 160 + 2LL * 90 * 160 * 5120);
   // DeepSeek-V3 includes its MTP layer 61 with its own embedding, head and eh_proj: without them the
   // total would be 14.4 GiB short of the 688.59 GB of weight files.
   const ModelSpec v3 = test::bundled("deepseek-ai/DeepSeek-V3");

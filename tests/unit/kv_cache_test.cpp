@@ -305,3 +305,20 @@ TEST(KvHybridMamba, LargestLengthMatchesABruteForceScan) {
 
 }  // namespace
 }  // namespace gpubudget
+
+namespace gpubudget {
+namespace {
+
+// GLM-4.7 (glm4_moe.py): 92 full-attention layers (the MTP layer has no KV cache without speculative
+// decoding), 8 KV heads of head_dim 128 (the config's, not 5120 / 96), replicated beyond TP 8.
+// GLM-4.7-Flash (glm4_moe_lite.py, DeepSeek's MLA): 47 layers x one 512 + 64 latent, never split.
+TEST(KvCacheGlm, Glm47AndFlash) {
+  EXPECT_EQ(layout_of("zai-org/GLM-4.7", 1, 2, 16).bytes_per_token().count(), 92 * 2 * 8 * 128 * 2);  // 376,832
+  EXPECT_EQ(layout_of("zai-org/GLM-4.7", 8, 2, 16).bytes_per_token().count(), 92 * 2 * 1 * 128 * 2);  // 47,104
+  EXPECT_EQ(layout_of("zai-org/GLM-4.7", 16, 2, 16).bytes_per_token().count(), 92 * 2 * 1 * 128 * 2);
+  EXPECT_EQ(layout_of("zai-org/GLM-4.7-Flash", 1, 2, 16).bytes_per_token().count(), 47 * 576 * 2);  // 54,144
+  EXPECT_EQ(layout_of("zai-org/GLM-4.7-Flash", 4, 2, 16).bytes_per_token().count(), 47 * 576 * 2);
+}
+
+}  // namespace
+}  // namespace gpubudget
