@@ -113,6 +113,8 @@ constexpr ReviewedKey kAnyFamily[] = {
     // numerics and kernels: no tensor is sized by them
     {"rms_norm_eps", "norm epsilon"},
     {"layer_norm_epsilon", "norm epsilon"},
+    {"layer_norm_eps", "norm epsilon"},
+    {"logit_scale", "logits multiplier (Command-R)"},
     {"norm_eps", "norm epsilon"},
     {"hidden_act", "activation function (the family fixes which projections exist)"},
     {"hidden_activation", "activation function (the family fixes which projections exist)"},
@@ -164,6 +166,7 @@ constexpr FamilyKey kByFamily[] = {
     {"llama", "qkv_bias", "", "not read by vLLM's Qwen3-MoE (its biases follow attention_bias)"},
     {"llama", "use_qk_norm", "true", "the family builds q/k norms whatever the key says"},
     {"llama", "sliding_window_size", "", "Gemma 2's alias of sliding_window, which the parser reads"},
+    {"llama", "sliding_window_pattern", "\"LLLG\"", "EXAONE 4's pattern, shipped with the layer_types the parser reads"},
     {"llama", "vision_feature_layer", "-1", "every vision layer is kept (vLLM drops the layers after another one)"},
     {"llama", "use_routing_bias", "true", "MiniMax-M2's score-correction bias, which the parser adds"},
     {"llama", "qk_norm_type", "\"per_layer\"", "MiniMax-M2's q/k norms over all heads, which the parser builds"},

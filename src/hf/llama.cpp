@@ -1,6 +1,9 @@
 // Llama-style decoders: GQA attention + gated MLP or MoE, with per-family details as data
 // (vLLM model_executor/models/{llama,mistral,qwen2,qwen3,qwen2_moe,qwen3_moe,mixtral,gemma,gemma2,
-// gemma3,phi3,granite}.py).
+// gemma3,phi3,granite,commandr,olmo2,exaone4}.py). Command-R / Command-A (commandr.py): one weight-only
+// LayerNorm feeding attention and MLP in parallel, always tied embeddings, optional per-head q/k norms
+// split with the heads. OLMo 2 / 3 (olmo2.py): post-norms only, q/k norms over the whole projection,
+// replicated. EXAONE 4 (exaone4.py): post-norms only, per-head-dim q/k norms.
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -30,6 +33,11 @@ struct Traits {
   bool tie_default;          // tie_word_embeddings when the config does not say
   MoeStyle moe;
   bool qk_norm_over_all_heads = false;  // MiniMax-M2: one norm over all heads, split over TP
+  // Which norms each layer holds (checkpoint names below).
+  enum class Norms { kPrePost, kSandwich, kPostOnly, kParallel } norms = Norms::kPrePost;
+  bool qk_norm_replicated_over_all_heads = false;  // OLMo 2/3: q_norm [n·d], k_norm [kv·d], whole on every GPU
+  bool qk_norm_by_config = false;                  // Command-R: per-head norms only with use_qk_norm
+  bool always_tied = false;                        // Command-R: the head is the embedding (vLLM asserts it)
 };
 
 constexpr Traits kTraits[] = {
@@ -48,6 +56,11 @@ constexpr Traits kTraits[] = {
     {"minimax_m2", false, false, 2, false, MoeStyle::kMiniMax, true},
     {"qwen3_vl_text", false, true, 2, false, MoeStyle::kDense},
     {"qwen3_vl_moe_text", false, true, 2, false, MoeStyle::kQwen},
+    {"cohere", false, false, 1, true, MoeStyle::kDense, false, Traits::Norms::kParallel, false, true, true},
+    {"cohere2", false, false, 1, true, MoeStyle::kDense, false, Traits::Norms::kParallel, false, true, true},
+    {"olmo2", false, false, 2, false, MoeStyle::kDense, false, Traits::Norms::kPostOnly, true},
+    {"olmo3", false, false, 2, false, MoeStyle::kDense, false, Traits::Norms::kPostOnly, true},
+    {"exaone4", false, true, 2, false, MoeStyle::kDense, false, Traits::Norms::kPostOnly},
 };
 
 // Which layers keep only a sliding window, as the family's vLLM model decides it.
@@ -76,8 +89,14 @@ std::vector<bool> sliding_layers(const JsonReader& t, const std::string& model_t
       const auto from = t.optional_integer("max_window_layers", 0, kMaxLayers).value_or(L);
       for (std::int64_t i = from; i < L; ++i) sliding[static_cast<std::size_t>(i)] = true;
     }
-  } else if (model_type == "mistral" && window) {
-    std::fill(sliding.begin(), sliding.end(), true);  // Mistral 7B v0.1: every layer windowed
+  } else if (model_type == "cohere2") {
+    // Cohere2Config without layer_types: every sliding_window_pattern-th layer is global (default 4).
+    const auto pattern = t.optional_integer("sliding_window_pattern", 1, kMaxLayers).value_or(4);
+    for (std::int64_t i = 0; i < L; ++i) sliding[static_cast<std::size_t>(i)] = (i + 1) % pattern != 0;
+  } else if ((model_type == "mistral" || model_type == "phi3") && window) {
+    // Not interleaved: vLLM sets cache_config.sliding_window from the config and every layer, passing
+    // no window of its own, takes it (Mistral 7B v0.1, Phi-3).
+    std::fill(sliding.begin(), sliding.end(), true);
   }
   if (std::find(sliding.begin(), sliding.end(), true) != sliding.end() && !window) {
     t.fail("sliding_window", "a window size for the sliding-attention layers");
@@ -103,8 +122,12 @@ void parse_llama(const ParseContext& c, ModelSpec& model) {
                      I = hp.intermediate_size, L = hp.num_hidden_layers;
   const bool qkv_bias = tr.qkv_bias || t.boolean("attention_bias", false);
   const bool mlp_bias = t.boolean("mlp_bias", false);
+  const bool use_qk_norm = tr.qk_norm_by_config && t.boolean("use_qk_norm", false);
   model.hidden_size = H;
   model.tie_word_embeddings = c.root.boolean("tie_word_embeddings", t.boolean("tie_word_embeddings", tr.tie_default));
+  if (tr.always_tied && !model.tie_word_embeddings) {
+    t.fail("tie_word_embeddings", fmt::format("true (vLLM's {} ties the head to the embedding)", model.model_type));
+  }
   const auto sliding = sliding_layers(t, model.model_type, L);
   const auto window = t.optional_integer("sliding_window", 1, std::int64_t{1} << 32).value_or(0);
 
@@ -146,7 +169,11 @@ void parse_llama(const ParseContext& c, ModelSpec& model) {
       layer.replicated.push_back({a + "q_norm", Component::kAttention, d, dt});
       layer.replicated.push_back({a + "k_norm", Component::kAttention, d, dt});
     }
-    if (tr.qk_norm_over_all_heads) {
+    if (tr.qk_norm_replicated_over_all_heads) {
+      layer.replicated.push_back({a + "q_norm", Component::kAttention, n * d, dt});
+      layer.replicated.push_back({a + "k_norm", Component::kAttention, kv * d, dt});
+    }
+    if (tr.qk_norm_over_all_heads || (tr.qk_norm_by_config && use_qk_norm)) {
       // One weight per channel of all query / key heads, split over TP like the heads.
       layer.linears.push_back(make_linear(a + "q_norm", Component::kAttention, Parallelism::kColumn, {n * d}, 1,
                                           c.unquantized()));
@@ -178,8 +205,13 @@ void parse_llama(const ParseContext& c, ModelSpec& model) {
     }
     static constexpr const char* kNormNames[] = {"input_layernorm", "post_attention_layernorm",
                                                  "pre_feedforward_layernorm", "post_feedforward_layernorm"};
-    for (int k = 0; k < tr.norms_per_layer; ++k) {
-      layer.replicated.push_back({p + kNormNames[k], Component::kNorms, H, dt});
+    static constexpr int kPostOnly[] = {1, 3};
+    if (tr.norms == Traits::Norms::kPostOnly) {
+      for (const int k : kPostOnly) layer.replicated.push_back({p + kNormNames[k], Component::kNorms, H, dt});
+    } else {
+      for (int k = 0; k < tr.norms_per_layer; ++k) {
+        layer.replicated.push_back({p + kNormNames[k], Component::kNorms, H, dt});
+      }
     }
     model.layers.push_back(std::move(layer));
   }

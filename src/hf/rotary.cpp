@@ -54,8 +54,9 @@ void add_rotary_caches(const JsonReader& t, ModelSpec& model, std::int64_t rotar
   const std::int64_t positions = rope_positions(t, rope ? &*rope : nullptr, default_max_position);
   if (positions == 0 || rotary_dim == 0) return;
   model.buffers.push_back({"rotary_emb.cos_sin_cache", Component::kBuffers, positions * rotary_dim, cache_dtype});
-  if (model.model_type == "gemma3_text") {
-    // Gemma 3's sliding layers use a second, unscaled RoPE (rope_local_base_freq).
+  if (model.model_type == "gemma3_text" || (model.model_type == "olmo3" && rope)) {
+    // Gemma 3's sliding layers use a second, unscaled RoPE (rope_local_base_freq); OLMo 3's sliding
+    // layers a plain one beside the full layers' scaled one (olmo2.py).
     const auto local = t.optional_integer("max_position_embeddings", 1, std::int64_t{1} << 34).value_or(default_max_position);
     model.buffers.push_back({"rotary_emb_local.cos_sin_cache", Component::kBuffers, local * rotary_dim, cache_dtype});
   }

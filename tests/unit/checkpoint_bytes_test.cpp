@@ -63,6 +63,15 @@ TEST(CheckpointBytes, ExactWhereTheSourceSumsTheTensors) {
   // (90 x [160, 5120]).
   EXPECT_EQ(checkpoint_bytes(test::bundled("zai-org/GLM-4.7")).count(),
             2 * 358'337'791'296LL + 2LL * 90 * 160 + 2LL * 90 * 160 * 5120);
+  // Dense families, all bf16, no MTP. Command-R 08-2024 (commandr.py): 40 layers, tied embedding
+  // 256000 x 8192, one LayerNorm weight per layer: 32,296,476,672 parameters (the model card: "32
+  // billion"). OLMo-3.1-32B (olmo2.py): q_norm 5120 and k_norm 1024 per layer, post-norms only,
+  // untied 100278-row embedding and head: 32,233,522,176. EXAONE-4.0-32B (exaone4.py): per-head-dim
+  // q/k norms: 32,003,216,384, the card's 30.95 B without the two 102400 x 5120 embeddings (30,954,640,384).
+  EXPECT_EQ(checkpoint_bytes(test::bundled("CohereLabs/c4ai-command-r-08-2024")).count(), 2 * 32'296'476'672LL);
+  EXPECT_EQ(checkpoint_bytes(test::bundled("allenai/Olmo-3.1-32B-Instruct")).count(), 2 * 32'233'522'176LL);
+  EXPECT_EQ(checkpoint_bytes(test::bundled("LGAI-EXAONE/EXAONE-4.0-32B")).count(), 2 * 32'003'216'384LL);
+  EXPECT_EQ(32'003'216'384LL - 2 * 102'400LL * 5120, 30'954'640'384LL);  // without the embedding and the head
   // DeepSeek-V3 includes its MTP layer 61 with its own embedding, head and eh_proj: without them the
   // total would be 14.4 GiB short of the 688.59 GB of weight files.
   const ModelSpec v3 = test::bundled("deepseek-ai/DeepSeek-V3");

@@ -312,6 +312,22 @@ namespace {
 // GLM-4.7 (glm4_moe.py): 92 full-attention layers (the MTP layer has no KV cache without speculative
 // decoding), 8 KV heads of head_dim 128 (the config's, not 5120 / 96), replicated beyond TP 8.
 // GLM-4.7-Flash (glm4_moe_lite.py, DeepSeek's MLA): 47 layers x one 512 + 64 latent, never split.
+// Command-R (commandr.py): 40 full layers, 8 KV heads of 8192 / 64. OLMo 3 and EXAONE 4: 64 layers of
+// which 16 are full attention (layer_types); the 48 sliding layers (window 4096) hold at most the window,
+// so a token of a long request costs the full layers' bytes. KV heads replicate beyond TP 8.
+TEST(KvCacheDense, CommandROlmo3Exaone4) {
+  EXPECT_EQ(layout_of("CohereLabs/c4ai-command-r-08-2024", 1, 2, 16).bytes_per_token().count(), 40 * 2 * 8 * 128 * 2);
+  EXPECT_EQ(layout_of("CohereLabs/c4ai-command-r-08-2024", 8, 2, 16).bytes_per_token().count(), 40 * 2 * 1 * 128 * 2);
+  for (const char* id : {"allenai/Olmo-3.1-32B-Instruct", "LGAI-EXAONE/EXAONE-4.0-32B"}) {
+    EXPECT_EQ(layout_of(id, 1, 2, 16).bytes_per_token().count(), 16 * 2 * 8 * 128 * 2) << id;
+    EXPECT_EQ(layout_of(id, 8, 2, 16).bytes_per_token().count(), 16 * 2 * 1 * 128 * 2) << id;
+    const ModelSpec m = test::bundled(id);
+    EXPECT_EQ(m.layers[0].attention.kind, AttentionKind::kSlidingWindow) << id;
+    EXPECT_EQ(m.layers[0].attention.window, 4096) << id;
+    EXPECT_EQ(m.layers[3].attention.kind, AttentionKind::kFull) << id;
+  }
+}
+
 TEST(KvCacheGlm, Glm47AndFlash) {
   EXPECT_EQ(layout_of("zai-org/GLM-4.7", 1, 2, 16).bytes_per_token().count(), 92 * 2 * 8 * 128 * 2);  // 376,832
   EXPECT_EQ(layout_of("zai-org/GLM-4.7", 8, 2, 16).bytes_per_token().count(), 92 * 2 * 1 * 128 * 2);  // 47,104
