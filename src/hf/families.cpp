@@ -23,7 +23,7 @@ constexpr ModelType kLlamaTypes[] = {
     {"llama"},     {"mistral"},           {"qwen2"},        {"qwen3"},     {"phi3"},      {"granite"},
     {"gemma"},     {"gemma2"},            {"gemma3_text", 131072},          {"qwen2_moe"}, {"qwen3_moe"},
     {"mixtral"},   {"minimax_m2"},        {"qwen3_vl_text"}, {"qwen3_vl_moe_text"}, {"cohere"},    {"cohere2"},
-    {"olmo2"},     {"olmo3"},             {"exaone4"}};
+    {"olmo2"},     {"olmo3"},             {"exaone4"},       {"ministral3"}};
 constexpr std::string_view kLlamaArchitectures[] = {
     "LlamaForCausalLM",   "LLaMAForCausalLM",     "MistralForCausalLM",    "Qwen2ForCausalLM",
     "Qwen3ForCausalLM",   "Phi3ForCausalLM",      "GraniteForCausalLM",    "GemmaForCausalLM",

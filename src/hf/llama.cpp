@@ -43,6 +43,7 @@ struct Traits {
 constexpr Traits kTraits[] = {
     {"llama", false, false, 2, false, MoeStyle::kDense},
     {"mistral", false, false, 2, false, MoeStyle::kDense},
+    {"ministral3", false, false, 2, false, MoeStyle::kDense},  // Devstral 2 / Ministral 3: vLLM's MistralForCausalLM
     {"qwen2", true, false, 2, false, MoeStyle::kDense},
     {"qwen3", false, true, 2, false, MoeStyle::kDense},
     {"phi3", false, false, 2, false, MoeStyle::kDense},

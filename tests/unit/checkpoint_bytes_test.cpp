@@ -72,6 +72,13 @@ TEST(CheckpointBytes, ExactWhereTheSourceSumsTheTensors) {
   EXPECT_EQ(checkpoint_bytes(test::bundled("allenai/Olmo-3.1-32B-Instruct")).count(), 2 * 32'233'522'176LL);
   EXPECT_EQ(checkpoint_bytes(test::bundled("LGAI-EXAONE/EXAONE-4.0-32B")).count(), 2 * 32'003'216'384LL);
   EXPECT_EQ(32'003'216'384LL - 2 * 102'400LL * 5120, 30'954'640'384LL);  // without the embedding and the head
+  // Devstral-Small-2 (ministral3 text in a mistral3 wrapper; vLLM's MistralForCausalLM): FP8 per-tensor
+  // language model (lm_head, vision tower and projector bf16, modules_to_not_convert). A text-only FP8
+  // copy states 24,914,995,200 bytes; the Pixtral tower (403,305,472) and projector (35,652,608
+  // parameters) in bf16 come on top.
+  const ModelSpec devstral = test::bundled("mistralai/Devstral-Small-2-24B-Instruct-2512");
+  EXPECT_NEAR(static_cast<double>(checkpoint_bytes(devstral).count() - 2 * (403'305'472LL + 35'652'608LL)),
+              24'914'995'200.0, 24'914'995'200.0 * 0.0001);
   // DeepSeek-V3 includes its MTP layer 61 with its own embedding, head and eh_proj: without them the
   // total would be 14.4 GiB short of the 688.59 GB of weight files.
   const ModelSpec v3 = test::bundled("deepseek-ai/DeepSeek-V3");

@@ -328,6 +328,14 @@ TEST(KvCacheDense, CommandROlmo3Exaone4) {
   }
 }
 
+TEST(KvCacheDense, Devstral2) {
+  // 40 layers, 8 KV heads of head_dim 128 (the config's), no sliding window.
+  EXPECT_EQ(layout_of("mistralai/Devstral-Small-2-24B-Instruct-2512", 1, 2, 16).bytes_per_token().count(),
+            40 * 2 * 8 * 128 * 2);  // 163,840
+  EXPECT_EQ(layout_of("mistralai/Devstral-Small-2-24B-Instruct-2512", 8, 2, 16).bytes_per_token().count(),
+            40 * 2 * 1 * 128 * 2);
+}
+
 TEST(KvCacheGlm, Glm47AndFlash) {
   EXPECT_EQ(layout_of("zai-org/GLM-4.7", 1, 2, 16).bytes_per_token().count(), 92 * 2 * 8 * 128 * 2);  // 376,832
   EXPECT_EQ(layout_of("zai-org/GLM-4.7", 8, 2, 16).bytes_per_token().count(), 92 * 2 * 1 * 128 * 2);  // 47,104
