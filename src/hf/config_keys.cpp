@@ -62,6 +62,7 @@ constexpr ReviewedKey kAnyFamily[] = {
     {"image_token_id", "placeholder token id"},
     {"image_token_index", "placeholder token id"},
     {"video_token_id", "placeholder token id"},
+    {"vision_token_id", "placeholder token id"},
     {"vision_start_token_id", "placeholder token id"},
     {"vision_end_token_id", "placeholder token id"},
     {"boi_token_index", "placeholder token id"},

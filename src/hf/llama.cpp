@@ -45,6 +45,8 @@ constexpr Traits kTraits[] = {
     {"mistral", false, false, 2, false, MoeStyle::kDense},
     {"ministral3", false, false, 2, false, MoeStyle::kDense},  // Devstral 2 / Ministral 3: vLLM's MistralForCausalLM
     {"qwen2", true, false, 2, false, MoeStyle::kDense},
+    {"qwen2_vl", true, false, 2, false, MoeStyle::kDense},     // Qwen2-VL's language model: Qwen2
+    {"qwen2_5_vl", true, false, 2, false, MoeStyle::kDense},   // Qwen2.5-VL's: Qwen2
     {"qwen3", false, true, 2, false, MoeStyle::kDense},
     {"phi3", false, false, 2, false, MoeStyle::kDense},
     {"granite", false, false, 2, false, MoeStyle::kDense},
@@ -84,7 +86,7 @@ std::vector<bool> sliding_layers(const JsonReader& t, const std::string& model_t
   } else if (model_type == "gemma3_text") {
     const auto pattern = t.optional_integer("sliding_window_pattern", 1, kMaxLayers).value_or(6);
     for (std::int64_t i = 0; i < L; ++i) sliding[static_cast<std::size_t>(i)] = (i + 1) % pattern != 0;
-  } else if (model_type == "qwen2" || model_type == "qwen2_moe" || model_type == "qwen3" ||
+  } else if (model_type == "qwen2" || model_type == "qwen2_vl" || model_type == "qwen2_5_vl" || model_type == "qwen2_moe" || model_type == "qwen3" ||
              model_type == "qwen3_moe" || model_type == "qwen3_vl_text" || model_type == "qwen3_vl_moe_text") {
     if (t.boolean("use_sliding_window", false)) {
       const auto from = t.optional_integer("max_window_layers", 0, kMaxLayers).value_or(L);

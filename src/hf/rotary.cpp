@@ -4,6 +4,8 @@
 //   default, llama3:     positions = max_position_embeddings
 //   linear, dynamic:     positions = max_position_embeddings × factor
 //   yarn (incl. DeepSeek): positions = original_max_position_embeddings × factor
+//   multimodal (mrope_section, MRotaryEmbedding): 4 × those positions ("the maximum index value is
+//   related to the duration of the input video", mrope.py cache_max_position_num)
 #include <cmath>
 
 #include <fmt/format.h>
@@ -51,7 +53,8 @@ void add_rotary_caches(const JsonReader& t, ModelSpec& model, std::int64_t rotar
                        std::int64_t default_max_position) {
   std::optional<JsonReader> rope = t.optional_object("rope_scaling");
   if (!rope) rope = t.optional_object("rope_parameters");
-  const std::int64_t positions = rope_positions(t, rope ? &*rope : nullptr, default_max_position);
+  std::int64_t positions = rope_positions(t, rope ? &*rope : nullptr, default_max_position);
+  if (rope && rope->has("mrope_section")) positions *= 4;
   if (positions == 0 || rotary_dim == 0) return;
   model.buffers.push_back({"rotary_emb.cos_sin_cache", Component::kBuffers, positions * rotary_dim, cache_dtype});
   if (model.model_type == "gemma3_text" || (model.model_type == "olmo3" && rope)) {

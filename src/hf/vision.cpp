@@ -6,6 +6,7 @@
 //   Pixtral + Mistral3 proj.(Mistral-Small-3: models/pixtral.py, mistral3.py)
 //   MoonViT + KimiVL proj.  (Kimi-VL:        models/moonvit.py, kimi_vl.py)
 //   Llama 4 ViT + adapter   (Llama 4:        models/mllama4.py)
+//   Qwen2-VL / Qwen2.5-VL ViT + patch merger (models/qwen2_vl.py, qwen2_5_vl.py)
 #include <fmt/format.h>
 
 #include "gpubudget/error.h"
@@ -81,6 +82,7 @@ constexpr std::int64_t kKimiVlPatchLimit = 4096;        // MoonViT image process
 constexpr std::int64_t kQwen3VlMaxPixels = 16777216;    // image processor size.longest_edge
 constexpr std::int64_t kLlama4MaxTiles = 16;            // Llama4ImageProcessor max_patches (+1 global tile)
 constexpr std::int64_t kGemma3TokensPerImage = 256;     // mm_tokens_per_image when the config omits it
+constexpr std::int64_t kQwen2VlMaxPixels = 12845056;    // Qwen2-VL image processor max_pixels
 
 // MoonViT as Kimi-K2.5 (`vt_*` keys, `mm_projector.proj.{0,2}`) and Kimi-VL (plain keys,
 // `multi_modal_projector.linear_{1,2}`) configure it; both projectors are ReplicatedLinear.
@@ -265,6 +267,56 @@ void qwen3_vl(const JsonReader& v, Dtype dt, ModelSpec& model) {
   model.vision = b.take();
 }
 
+// Qwen2-VL and Qwen2.5-VL ViTs (qwen2_vl.py, qwen2_5_vl.py): a Conv3d patch embedding without bias,
+// `depth` blocks and a patch merger (ln_q over the ViT width, then mlp.0 [4h, 4h] and mlp.2
+// [out, 4h], biased). Qwen2.5-VL: RMSNorms (weight only) and a gated SiLU MLP of intermediate_size
+// with biases; its width is `hidden_size` and its output `out_hidden_size`. Qwen2-VL: LayerNorms
+// (weight + bias) and a QuickGELU fc1/fc2 MLP of embed_dim x mlp_ratio; its width is `embed_dim` and its
+// output the config's `hidden_size`. Column-parallel weights and biases are split over TP, row-parallel
+// weights split and their biases whole, norms and the patch embedding whole (default
+// --mm-encoder-tp-mode weights). Window attention (Qwen2.5-VL) adds no weights.
+void qwen2_vl(const JsonReader& v, bool v2_5, Dtype dt, ModelSpec& model) {
+  const auto h = v2_5 ? v.integer("hidden_size", 1, kMaxHidden) : v.integer("embed_dim", 1, kMaxHidden);
+  const auto out = v2_5 ? v.integer("out_hidden_size", 1, kMaxHidden) : v.integer("hidden_size", 1, kMaxHidden);
+  const auto I = v2_5 ? v.integer("intermediate_size", 1, kMaxIntermediate)
+                      : h * v.optional_integer("mlp_ratio", 1, 64).value_or(4);
+  const auto L = v.integer("depth", 1, kMaxLayers);
+  const auto heads = v.integer("num_heads", 1, kMaxHeads);
+  const auto patch = v.optional_integer("patch_size", 1, 1024).value_or(14);
+  const auto temporal = v.optional_integer("temporal_patch_size", 1, 64).value_or(2);
+  const auto channels = v.optional_integer("in_chans", 1, 16).value_or(v.optional_integer("in_channels", 1, 16).value_or(3));
+  const auto merge = v.optional_integer("spatial_merge_size", 1, 64).value_or(2);
+  (void)v.has("fullatt_block_indexes");  // window attention: which blocks attend globally (compute only)
+  (void)v.has("window_size");
+  const std::int64_t merged = h * merge * merge;
+  const std::int64_t norm = v2_5 ? h : 2 * h;  // RMSNorm weight, or LayerNorm weight + bias
+  TowerBuilder b(dt);
+  b.tensor("visual.patch_embed.proj", h * channels * temporal * patch * patch);
+  for (std::int64_t i = 0; i < L; ++i) {
+    const std::string p = fmt::format("visual.blocks.{}.", i);
+    b.qkv(p + "attn.qkv", heads, h / heads, h, true);
+    b.linear(p + "attn.proj", Parallelism::kRow, h, h, true);
+    if (v2_5) {
+      b.linear(p + "mlp.gate_proj", Parallelism::kColumn, I, h, true);
+      b.linear(p + "mlp.up_proj", Parallelism::kColumn, I, h, true);
+      b.linear(p + "mlp.down_proj", Parallelism::kRow, h, I, true);
+    } else {
+      b.linear(p + "mlp.fc1", Parallelism::kColumn, I, h, true);
+      b.linear(p + "mlp.fc2", Parallelism::kRow, h, I, true);
+    }
+    b.tensor(p + "norm1", norm);
+    b.tensor(p + "norm2", norm);
+  }
+  b.tensor("visual.merger.ln_q", norm);
+  b.linear("visual.merger.mlp.0", Parallelism::kColumn, merged, merged, true);
+  b.linear("visual.merger.mlp.2", Parallelism::kRow, out, merged, true);
+  const auto token_side = patch * merge;
+  b.encoder({h, I, v2_5, channels * temporal * patch * patch, merge * merge,
+             kQwen2VlMaxPixels / (token_side * token_side), out,
+             "12,845,056 pixels (Qwen2-VL image processor max_pixels)"});
+  model.vision = b.take();
+}
+
 }  // namespace
 
 void parse_vision(const JsonReader& root, ModelSpec& model) {
@@ -275,6 +327,9 @@ void parse_vision(const JsonReader& root, ModelSpec& model) {
     return moonvit(v, kKimiVlKeys, model.dtype, model);
   }
   if (type == "llama4_vision_model") return llama4_vision(v, model.dtype, model);
+  if (model.model_type == "qwen2_5_vl" || model.model_type == "qwen2_vl") {
+    return qwen2_vl(v, model.model_type == "qwen2_5_vl", model.dtype, model);
+  }
   if (type == "siglip_vision_model" && model.model_type == "gemma3_text") return siglip_gemma3(root, v, model.dtype, model);
   if (type == "pixtral" && root.optional_string("model_type").value_or("") == "mistral3") {
     return pixtral_mistral3(root, v, model.dtype, model);
@@ -285,7 +340,7 @@ void parse_vision(const JsonReader& root, ModelSpec& model) {
   }
   throw InputError(fmt::format("{}: the vision tower of {} (vision model_type \"{}\") is not modelled yet; its weights "
                                "would be missing from the budget (modelled: Kimi-K2.5 and Kimi-VL MoonViT, Gemma 3 "
-                               "SigLIP, Mistral 3 Pixtral, Qwen3-VL, Llama 4)",
+                               "SigLIP, Mistral 3 Pixtral, Qwen2-VL, Qwen2.5-VL, Qwen3-VL, Llama 4)",
                                v.path("model_type"), model.architecture, type));
 }
 

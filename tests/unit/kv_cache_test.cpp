@@ -328,6 +328,12 @@ TEST(KvCacheDense, CommandROlmo3Exaone4) {
   }
 }
 
+TEST(KvCacheDense, Qwen25Vl) {
+  // Qwen2.5-VL-7B's language model: 28 layers, 4 KV heads of 3584 / 28, no sliding window.
+  EXPECT_EQ(layout_of("Qwen/Qwen2.5-VL-7B-Instruct", 1, 2, 16).bytes_per_token().count(), 28 * 2 * 4 * 128 * 2);
+  EXPECT_EQ(layout_of("Qwen/Qwen2.5-VL-7B-Instruct", 4, 2, 16).bytes_per_token().count(), 28 * 2 * 1 * 128 * 2);
+}
+
 TEST(KvCacheDense, Devstral2) {
   // 40 layers, 8 KV heads of head_dim 128 (the config's), no sliding window.
   EXPECT_EQ(layout_of("mistralai/Devstral-Small-2-24B-Instruct-2512", 1, 2, 16).bytes_per_token().count(),

@@ -257,3 +257,30 @@ TEST(LatentMoe, NemotronUltraExpertsWorkAtTheLatentWidth) {
 
 }  // namespace
 }  // namespace gpubudget
+
+namespace gpubudget {
+namespace {
+
+// Qwen2.5-VL-7B-Instruct (qwen2_5_vl.py): the checkpoint's published total_size is 16,584,333,312 bytes
+// (8,292,166,656 bf16 parameters: language model 7,615,616,512, ViT and merger 676,550,144). Per GPU,
+// column-parallel weights and biases split, row-parallel weights split and their biases whole, norms and
+// the Conv3d patch embedding whole; the MRoPE cos/sin cache holds 4 x 128,000 positions x 128 (mrope.py
+// cache_max_position_num) in bf16 = 131,072,000 bytes on every GPU.
+TEST(Qwen25Vl, WeightsPerGpuAndTheMropeCache) {
+  const ModelSpec m = test::bundled("Qwen/Qwen2.5-VL-7B-Instruct");
+  EXPECT_EQ(checkpoint_bytes(m).count(), 16'584'333'312LL);
+  const std::int64_t rope = 4LL * 128000 * 128 * 2;
+  EXPECT_EQ(component(weights_per_gpu(m, test::layout_for(m, 1)), Component::kBuffers).count(), rope);
+  // Hand sums of the shards at TP 2 and 4 (each side of the tensor-parallel split counted per tensor).
+  EXPECT_EQ(weights_per_gpu(m, test::layout_for(m, 2)).total.count(), 8'294'044'928LL + rope);
+  EXPECT_EQ(weights_per_gpu(m, test::layout_for(m, 4)).total.count(), 4'148'900'736LL + rope);
+}
+
+// Qwen3-VL's MRoPE cache is four times the positions too: 4 x 262,144 x 128 x 2 bytes.
+TEST(Qwen3Vl, TheMropeCacheHoldsFourTimesThePositions) {
+  const ModelSpec m = test::bundled("Qwen/Qwen3-VL-30B-A3B-Instruct");
+  EXPECT_EQ(component(weights_per_gpu(m, test::layout_for(m, 1)), Component::kBuffers).count(), 4LL * 262144 * 128 * 2);
+}
+
+}  // namespace
+}  // namespace gpubudget
