@@ -188,3 +188,25 @@ TEST(ModelParseErrors, AbsurdSizesAreRefused) {
 
 }  // namespace
 }  // namespace gpubudget
+
+namespace gpubudget {
+namespace {
+
+// Phi-3 (phi3.py through llama.py): no layer_types, so the config is not interleaved and vLLM sets
+// cache_config.sliding_window from it (engine/arg_utils.py); every layer, passing no window of its own,
+// keeps only the last 2047 tokens (Phi-3-mini-4k-instruct's sliding_window).
+TEST(ModelParse, Phi3SlidingWindowIsEveryLayers) {
+  const ModelSpec m = parse_model_config(
+      R"({"architectures":["Phi3ForCausalLM"],"model_type":"phi3","hidden_size":3072,"num_attention_heads":32,
+          "num_key_value_heads":32,"intermediate_size":8192,"num_hidden_layers":32,"vocab_size":32064,
+          "max_position_embeddings":4096,"sliding_window":2047,"torch_dtype":"bfloat16"})",
+      "", "phi3/config.json");
+  ASSERT_EQ(m.layers.size(), 32u);
+  for (const auto& layer : m.layers) {
+    EXPECT_EQ(layer.attention.kind, AttentionKind::kSlidingWindow);
+    EXPECT_EQ(layer.attention.window, 2047);
+  }
+}
+
+}  // namespace
+}  // namespace gpubudget
