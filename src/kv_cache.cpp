@@ -274,6 +274,15 @@ bool skips(const KvCacheSettings& s, const LayerSpec& layer) {
 
 KvCacheLayout make_kv_cache_layout(const ModelSpec& model, const ParallelLayout& layout, const KvCacheSettings& s,
                                    const std::vector<Bytes>& mamba_state_bytes) {
+  // A recurrent layer's page is the padded state page fit() derives (worker_kv_cache_layout); without it
+  // every page count below would divide by zero.
+  const bool recurrent = std::any_of(model.layers.begin(), model.layers.end(),
+                                     [](const LayerSpec& l) { return l.attention.kind == AttentionKind::kMamba; });
+  if (recurrent && s.mamba_state_page.count() <= 0) {
+    throw InputError(fmt::format("{}: a model with recurrent (Mamba / linear-attention) layers needs "
+                                 "KvCacheSettings::mamba_state_page; use worker_kv_cache_layout, which derives it",
+                                 model.source));
+  }
   KvCacheLayout kv;
   kv.dcp = layout.dcp;
   kv.max_num_batched_tokens = s.max_num_batched_tokens;

@@ -50,6 +50,10 @@ constexpr std::string_view kNemotronHArchitectures[] = {"NemotronHForCausalLM"};
 constexpr ModelType kGlm4MoeTypes[] = {{"glm4_moe"}};
 constexpr std::string_view kGlm4MoeArchitectures[] = {"Glm4MoeForCausalLM"};
 
+// JambaConfig's max_position_embeddings is 262,144 (Jamba-v0.1's config predates the key).
+constexpr ModelType kJambaTypes[] = {{"jamba", 262144}};
+constexpr std::string_view kJambaArchitectures[] = {"JambaForCausalLM"};
+
 constexpr ModelType kKimiLinearTypes[] = {{"kimi_linear"}};
 constexpr std::string_view kKimiLinearArchitectures[] = {"KimiLinearForCausalLM"};
 
@@ -62,6 +66,7 @@ const std::array kFamilies = {
     Family{"nemotron_h", kNemotronHTypes, kNemotronHArchitectures, parse_nemotron_h},
     Family{"kimi_linear", kKimiLinearTypes, kKimiLinearArchitectures, parse_kimi_linear},
     Family{"glm4_moe", kGlm4MoeTypes, kGlm4MoeArchitectures, parse_glm4_moe},
+    Family{"jamba", kJambaTypes, kJambaArchitectures, parse_jamba},
 };
 
 }  // namespace

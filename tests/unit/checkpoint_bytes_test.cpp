@@ -79,6 +79,10 @@ TEST(CheckpointBytes, ExactWhereTheSourceSumsTheTensors) {
   const ModelSpec devstral = test::bundled("mistralai/Devstral-Small-2-24B-Instruct-2512");
   EXPECT_NEAR(static_cast<double>(checkpoint_bytes(devstral).count() - 2 * (403'305'472LL + 35'652'608LL)),
               24'914'995'200.0, 24'914'995'200.0 * 0.0001);
+  // Jamba-v0.1 (jamba.py): 51,570,323,328 parameters (the published "51.6B"; a Jamba checkpoint of the
+  // same dimensions states total_size 103,140,646,656 = 2 bytes each), with vLLM's float32 A of the 28
+  // Mamba1 layers ([8192, 16], bf16 in the file) 2 bytes per element above it.
+  EXPECT_EQ(checkpoint_bytes(test::bundled("ai21labs/Jamba-v0.1")).count(), 103'140'646'656LL + 28LL * 8192 * 16 * 2);
   // DeepSeek-V3 includes its MTP layer 61 with its own embedding, head and eh_proj: without them the
   // total would be 14.4 GiB short of the 688.59 GB of weight files.
   const ModelSpec v3 = test::bundled("deepseek-ai/DeepSeek-V3");

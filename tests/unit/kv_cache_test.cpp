@@ -334,6 +334,29 @@ TEST(KvCacheDense, Qwen25Vl) {
   EXPECT_EQ(layout_of("Qwen/Qwen2.5-VL-7B-Instruct", 4, 2, 16).bytes_per_token().count(), 28 * 2 * 1 * 128 * 2);
 }
 
+// Jamba-v0.1: 4 attention layers (i % 8 == 4) of 8 KV heads x 128 hold KV per token; the 28 Mamba1
+// layers a state per request: conv [8192 / tp, 3] + SSM [8192 / tp, 16], bf16.
+TEST(KvCacheHybrid, Jamba) {
+  const ModelSpec m = test::bundled("ai21labs/Jamba-v0.1");
+  const GpuSpec gpu = load_gpu_preset("h200", test::configs());
+  const VllmProfile profile = load_vllm_profile("", test::configs());
+  for (const std::int64_t tp : {1, 8}) {
+    Deployment d;
+    d.tensor_parallel_size = tp;
+    const KvCacheLayout kv = worker_kv_cache_layout(m, gpu, d, profile, 0);
+    EXPECT_EQ(kv.bytes_per_token().count(), 4 * 2 * (8 / tp) * 128 * 2) << tp;
+    // One Mamba1 state per request and layer, (8192 / tp) x (3 + 16) bf16 values (TP 1: 311,296 B): the
+    // attention block is raised to the smallest multiple of 16 tokens whose page holds it, 80, and the
+    // unified page is 80 tokens of one attention layer.
+    EXPECT_EQ(kv.page_bytes.count(), 80 * 2 * (8 / tp) * 128 * 2) << tp;
+  }
+  int mamba = 0;
+  for (const auto& layer : m.layers) mamba += layer.attention.kind == AttentionKind::kMamba ? 1 : 0;
+  EXPECT_EQ(mamba, 28);
+  EXPECT_EQ(m.layers[4].attention.kind, AttentionKind::kFull);
+  EXPECT_EQ(m.derived_max_model_len, 262144);  // JambaConfig's default max_position_embeddings
+}
+
 TEST(KvCacheDense, Devstral2) {
   // 40 layers, 8 KV heads of head_dim 128 (the config's), no sliding window.
   EXPECT_EQ(layout_of("mistralai/Devstral-Small-2-24B-Instruct-2512", 1, 2, 16).bytes_per_token().count(),
