@@ -190,6 +190,7 @@ constexpr FamilyKey kByFamily[] = {
     {"nemotron_h", "mtp_layers_block_type", "", "MTP layers are loaded only with speculative decoding"},
     {"nemotron_h", "moe_shared_expert_overlap", "", "whether the shared expert runs overlapped (compute)"},
     {"kimi_linear", "num_nextn_predict_layers", "0", "no MTP layer"},
+    {"llama", "use_mrope", "false", "MiMo: plain RoPE"},
     {"jamba", "n_ctx", "", "transformers' context default (the length is max_position_embeddings / --max-model-len)"},
     {"jamba", "calc_logits_for_entire_prompt", "", "logits computed (compute)"},
     {"kimi_linear", "head_dim", "", "MLA layers are sized by the MLA keys, KDA layers by linear_attn_config"},

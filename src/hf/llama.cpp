@@ -47,6 +47,7 @@ constexpr Traits kTraits[] = {
     {"qwen2", true, false, 2, false, MoeStyle::kDense},
     {"qwen2_vl", true, false, 2, false, MoeStyle::kDense},     // Qwen2-VL's language model: Qwen2
     {"qwen2_5_vl", true, false, 2, false, MoeStyle::kDense},   // Qwen2.5-VL's: Qwen2
+    {"mimo", true, false, 2, false, MoeStyle::kDense},         // MiMo (mimo.py): Qwen2, MTP layers skipped
     {"qwen3", false, true, 2, false, MoeStyle::kDense},
     {"phi3", false, false, 2, false, MoeStyle::kDense},
     {"granite", false, false, 2, false, MoeStyle::kDense},
@@ -86,7 +87,7 @@ std::vector<bool> sliding_layers(const JsonReader& t, const std::string& model_t
   } else if (model_type == "gemma3_text") {
     const auto pattern = t.optional_integer("sliding_window_pattern", 1, kMaxLayers).value_or(6);
     for (std::int64_t i = 0; i < L; ++i) sliding[static_cast<std::size_t>(i)] = (i + 1) % pattern != 0;
-  } else if (model_type == "qwen2" || model_type == "qwen2_vl" || model_type == "qwen2_5_vl" || model_type == "qwen2_moe" || model_type == "qwen3" ||
+  } else if (model_type == "qwen2" || model_type == "mimo" || model_type == "qwen2_vl" || model_type == "qwen2_5_vl" || model_type == "qwen2_moe" || model_type == "qwen3" ||
              model_type == "qwen3_moe" || model_type == "qwen3_vl_text" || model_type == "qwen3_vl_moe_text") {
     if (t.boolean("use_sliding_window", false)) {
       const auto from = t.optional_integer("max_window_layers", 0, kMaxLayers).value_or(L);
@@ -107,6 +108,36 @@ std::vector<bool> sliding_layers(const JsonReader& t, const std::string& model_t
   return sliding;
 }
 
+// A layer's module names with `from` (a prefix) replaced by `to`.
+void rename_layer(LayerSpec& layer, const std::string& from, const std::string& to) {
+  const auto rename = [&](std::string& name) {
+    if (name.rfind(from, 0) == 0) name = to + name.substr(from.size());
+  };
+  for (auto& l : layer.linears) rename(l.name);
+  for (auto& e : layer.experts) rename(e.name);
+  for (auto& r : layer.replicated) rename(r.name);
+}
+
+// MiMo's next-n predictors (mimo_mtp.py, MiMoMultiTokenPredictorLayer): token_layernorm,
+// hidden_layernorm, input_proj [H, 2H] (no bias), a Qwen2 decoder layer as mtp_block, final_layernorm.
+// vLLM skips them at load (mimo.py drops "mtp_layers" weights); the checkpoint stores them.
+void add_mimo_mtp_layers(const JsonReader& t, ModelSpec& model, std::int64_t H, Dtype dt, const QuantFormat& plain) {
+  const auto nextn = t.optional_integer("num_nextn_predict_layers", 0, kMaxLayers).value_or(0);
+  model.skipped_mtp_layers = nextn;
+  for (std::int64_t k = 0; k < nextn && !model.layers.empty(); ++k) {
+    const std::string p = fmt::format("model.mtp_layers.{}.", k);
+    LayerSpec block = model.layers.front();
+    rename_layer(block, "model.layers.0.", p + "mtp_block.");
+    block.index = static_cast<std::int64_t>(model.layers.size()) + k;
+    model.mtp_layers.push_back(std::move(block));
+    for (const char* norm : {"token_layernorm", "hidden_layernorm", "final_layernorm"}) {
+      model.mtp_tensors.push_back({p + norm, Component::kNorms, H, dt});
+    }
+    model.mtp_linears.push_back(make_linear(p + "input_proj", Component::kAttention, Parallelism::kReplicated, {H},
+                                            2 * H, plain));
+  }
+}
+
 }  // namespace
 
 void parse_llama(const ParseContext& c, ModelSpec& model) {
@@ -123,7 +154,8 @@ void parse_llama(const ParseContext& c, ModelSpec& model) {
       t, gemma3 ? HparamsDefaults{8, 4, 256, true, true, std::nullopt} : HparamsDefaults{});
   const std::int64_t H = hp.hidden_size, n = hp.num_attention_heads, kv = hp.num_key_value_heads, d = hp.head_dim,
                      I = hp.intermediate_size, L = hp.num_hidden_layers;
-  const bool qkv_bias = tr.qkv_bias || t.boolean("attention_bias", false);
+  const bool attention_bias = t.boolean("attention_bias", false);
+  const bool qkv_bias = tr.qkv_bias || attention_bias;
   const bool mlp_bias = t.boolean("mlp_bias", false);
   const bool use_qk_norm = tr.qk_norm_by_config && t.boolean("use_qk_norm", false);
   model.hidden_size = H;
@@ -219,6 +251,7 @@ void parse_llama(const ParseContext& c, ModelSpec& model) {
     model.layers.push_back(std::move(layer));
   }
   model.final_norms.push_back({"model.norm", Component::kNorms, H, dt});
+  if (model.model_type == "mimo") add_mimo_mtp_layers(t, model, H, dt, c.unquantized());
   const double partial = t.optional_number("partial_rotary_factor", 0.0, 1.0).value_or(1.0);
   const auto rotary_dim = t.optional_integer("rotary_dim", 1, kMaxHidden)
                               .value_or(static_cast<std::int64_t>(static_cast<double>(d) * partial));

@@ -83,6 +83,13 @@ TEST(CheckpointBytes, ExactWhereTheSourceSumsTheTensors) {
   // same dimensions states total_size 103,140,646,656 = 2 bytes each), with vLLM's float32 A of the 28
   // Mamba1 layers ([8192, 16], bf16 in the file) 2 bytes per element above it.
   EXPECT_EQ(checkpoint_bytes(test::bundled("ai21labs/Jamba-v0.1")).count(), 103'140'646'656LL + 28LL * 8192 * 16 * 2);
+  // MiMo-7B (mimo.py: Qwen2 with q/k/v biases, 36 layers): vLLM skips the next-n layer, the checkpoint
+  // stores it: a Qwen2 decoder layer plus token/hidden/final norms (3 x 4096) and input_proj [4096, 8192].
+  const ModelSpec mimo = test::bundled("XiaomiMiMo/MiMo-7B-Base");
+  ASSERT_EQ(mimo.mtp_layers.size(), 1u);
+  const std::int64_t H = 4096, kvd = 8 * 128, I = 11008, V = 151680;
+  const std::int64_t layer = H * H + H + 2 * (kvd * H + kvd) + H * H + 3 * H * I + 2 * H;
+  EXPECT_EQ(checkpoint_bytes(mimo).count(), 2 * (2 * V * H + 36 * layer + H + layer + 3 * H + 2 * H * H));
   // DeepSeek-V3 includes its MTP layer 61 with its own embedding, head and eh_proj: without them the
   // total would be 14.4 GiB short of the 688.59 GB of weight files.
   const ModelSpec v3 = test::bundled("deepseek-ai/DeepSeek-V3");

@@ -357,6 +357,11 @@ TEST(KvCacheHybrid, Jamba) {
   EXPECT_EQ(m.derived_max_model_len, 262144);  // JambaConfig's default max_position_embeddings
 }
 
+TEST(KvCacheDense, MiMo) {
+  // 36 layers, 8 KV heads x 128; the next-n layer has no KV cache without speculative decoding.
+  EXPECT_EQ(layout_of("XiaomiMiMo/MiMo-7B-Base", 1, 2, 16).bytes_per_token().count(), 36 * 2 * 8 * 128 * 2);
+}
+
 TEST(KvCacheDense, Devstral2) {
   // 40 layers, 8 KV heads of head_dim 128 (the config's), no sliding window.
   EXPECT_EQ(layout_of("mistralai/Devstral-Small-2-24B-Instruct-2512", 1, 2, 16).bytes_per_token().count(),
