@@ -54,6 +54,9 @@ constexpr std::string_view kGlm4MoeArchitectures[] = {"Glm4MoeForCausalLM"};
 constexpr ModelType kJambaTypes[] = {{"jamba", 262144}};
 constexpr std::string_view kJambaArchitectures[] = {"JambaForCausalLM"};
 
+constexpr ModelType kNemotronNasTypes[] = {{"nemotron-nas"}};
+constexpr std::string_view kNemotronNasArchitectures[] = {"DeciLMForCausalLM"};
+
 constexpr ModelType kKimiLinearTypes[] = {{"kimi_linear"}};
 constexpr std::string_view kKimiLinearArchitectures[] = {"KimiLinearForCausalLM"};
 
@@ -67,6 +70,7 @@ const std::array kFamilies = {
     Family{"kimi_linear", kKimiLinearTypes, kKimiLinearArchitectures, parse_kimi_linear},
     Family{"glm4_moe", kGlm4MoeTypes, kGlm4MoeArchitectures, parse_glm4_moe},
     Family{"jamba", kJambaTypes, kJambaArchitectures, parse_jamba},
+    Family{"nemotron_nas", kNemotronNasTypes, kNemotronNasArchitectures, parse_nemotron_nas},
 };
 
 }  // namespace

@@ -90,6 +90,25 @@ TEST(CheckpointBytes, ExactWhereTheSourceSumsTheTensors) {
   const std::int64_t H = 4096, kvd = 8 * 128, I = 11008, V = 151680;
   const std::int64_t layer = H * H + H + 2 * (kvd * H + kvd) + H * H + 3 * H * I + 2 * H;
   EXPECT_EQ(checkpoint_bytes(mimo).count(), 2 * (2 * V * H + 36 * layer + H + layer + 3 * H + 2 * H * H));
+  // Llama-3.3-Nemotron-Super-49B (nemotron_nas.py): 49 attention blocks (8 KV heads) and 80 MLPs whose
+  // widths are int(2 x ffn_mult x 8192 / 3) rounded up to 256 (the config's block_configs: 48 + 1 + 1 of
+  // 5.25, 2.625 ... multipliers): 49,867,145,216 parameters by hand from those blocks, the card's "49B".
+  {
+    std::ifstream in(test::configs().root / "models" / "nvidia__Llama-3_3-Nemotron-Super-49B-v1" / "config.json");
+    const auto config = nlohmann::json::parse(in);
+    const std::int64_t h = 8192, vocab = 128256;
+    std::int64_t params = 2 * vocab * h + h;
+    for (const auto& block : config["block_configs"]) {
+      if (!block["attention"]["no_op"].get<bool>()) params += 2 * h * h + 2 * h * (8 * 128) + h;
+      if (!block["ffn"]["no_op"].get<bool>()) {
+        std::int64_t width = static_cast<std::int64_t>(2 * block["ffn"]["ffn_mult"].get<double>() * h / 3);
+        if (width % 256 != 0) width += 256 - width % 256;
+        params += 3 * h * width + h;
+      }
+    }
+    EXPECT_EQ(params, 49'867'145'216LL);
+    EXPECT_EQ(checkpoint_bytes(test::bundled("nvidia/Llama-3_3-Nemotron-Super-49B-v1")).count(), 2 * params);
+  }
   // DeepSeek-V3 includes its MTP layer 61 with its own embedding, head and eh_proj: without them the
   // total would be 14.4 GiB short of the 688.59 GB of weight files.
   const ModelSpec v3 = test::bundled("deepseek-ai/DeepSeek-V3");

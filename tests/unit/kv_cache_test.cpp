@@ -362,6 +362,14 @@ TEST(KvCacheDense, MiMo) {
   EXPECT_EQ(layout_of("XiaomiMiMo/MiMo-7B-Base", 1, 2, 16).bytes_per_token().count(), 36 * 2 * 8 * 128 * 2);
 }
 
+TEST(KvCacheDense, NemotronSuper49B) {
+  // Only the 49 blocks with attention have a KV layer: 8 KV heads x 128 (64 heads / n_heads_in_group 8).
+  EXPECT_EQ(layout_of("nvidia/Llama-3_3-Nemotron-Super-49B-v1", 1, 2, 16).bytes_per_token().count(),
+            49 * 2 * 8 * 128 * 2);
+  EXPECT_EQ(layout_of("nvidia/Llama-3_3-Nemotron-Super-49B-v1", 8, 2, 16).bytes_per_token().count(),
+            49 * 2 * 1 * 128 * 2);
+}
+
 TEST(KvCacheDense, Devstral2) {
   // 40 layers, 8 KV heads of head_dim 128 (the config's), no sliding window.
   EXPECT_EQ(layout_of("mistralai/Devstral-Small-2-24B-Instruct-2512", 1, 2, 16).bytes_per_token().count(),
