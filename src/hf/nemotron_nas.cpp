@@ -61,6 +61,7 @@ void parse_nemotron_nas(const ParseContext& c, ModelSpec& model) {
         const double mult = ffn.number("ffn_mult", 1e-6, 1024);
         I = static_cast<std::int64_t>(2.0 * mult * static_cast<double>(H) / 3.0);
         if (I % 256 != 0) I += 256 - I % 256;
+        if (I > kMaxIntermediate) ffn.fail("ffn_mult", fmt::format("a multiplier giving at most {} MLP channels", kMaxIntermediate));
       } else {
         I = ffn.integer("intermediate_size", 1, kMaxIntermediate);
       }
