@@ -112,8 +112,7 @@ void parse_deepseek_v2(const ParseContext& c, ModelSpec& model) {
     layer.is_moe = experts > 0 && i >= first_dense && i % moe_freq == 0;
     if (layer.is_moe) {
       // Router: ReplicatedLinear without quantization, plus the fp32 correction bias for noaux_tc.
-      QuantFormat router = plain;
-      if (glm_moe) router.dtype = Dtype::kFloat32;
+      const QuantFormat router = glm_moe ? c.unquantized_float32() : plain;
       layer.linears.push_back(
           make_linear(cat(m, "gate"), Component::kRouter, Parallelism::kReplicated, {experts}, H, router));
       if (noaux || glm_moe) {

@@ -31,8 +31,7 @@ void parse_glm4_moe(const ParseContext& c, ModelSpec& model) {
 
   const Dtype dt = c.dtype;
   const QuantFormat plain = c.unquantized();
-  QuantFormat router = plain;
-  router.dtype = Dtype::kFloat32;
+  const QuantFormat router = c.unquantized_float32();
   const std::int64_t mtp = model.skipped_mtp_layers;
   for (std::int64_t i = 0; i < L + mtp; ++i) {
     LayerSpec layer;

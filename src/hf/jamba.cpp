@@ -51,8 +51,7 @@ void parse_jamba(const ParseContext& c, ModelSpec& model) {
   const std::int64_t Di = expand * H;
   const Dtype dt = c.dtype;
   const QuantFormat plain = c.unquantized();
-  QuantFormat fp32 = plain;
-  fp32.dtype = Dtype::kFloat32;
+  const QuantFormat fp32 = c.unquantized_float32();
   for (std::int64_t i = 0; i < L; ++i) {
     LayerSpec layer;
     layer.index = i;

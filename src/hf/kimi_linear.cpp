@@ -36,8 +36,7 @@ void parse_kimi_linear(const ParseContext& c, ModelSpec& model) {
   model.num_experts_per_token = t.integer("num_experts_per_token", 1, kMaxExperts);
   const Dtype dt = c.dtype;
   const QuantFormat plain = c.unquantized();
-  QuantFormat fp32 = plain;
-  fp32.dtype = Dtype::kFloat32;
+  const QuantFormat fp32 = c.unquantized_float32();
   const std::int64_t proj = heads * hd;
   for (std::int64_t i = 0; i < L; ++i) {
     LayerSpec layer;

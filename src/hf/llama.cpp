@@ -222,8 +222,8 @@ void parse_llama(const ParseContext& c, ModelSpec& model) {
     if (layer.is_moe) {
       const bool block_sparse = moe == MoeStyle::kMixtral || moe == MoeStyle::kMiniMax;
       const std::string gate_name = block_sparse ? p + "block_sparse_moe.gate" : m + "gate";
-      QuantFormat router = c.unquantized();
-      if (moe == MoeStyle::kMiniMax) router.dtype = Dtype::kFloat32;  // MiniMax-M2 keeps its router in fp32
+      // MiniMax-M2 keeps its router in fp32.
+      const QuantFormat router = moe == MoeStyle::kMiniMax ? c.unquantized_float32() : c.unquantized();
       layer.linears.push_back(make_linear(gate_name, Component::kRouter, Parallelism::kReplicated, {experts}, H, router));
       if (moe == MoeStyle::kMiniMax) {
         layer.replicated.push_back({p + "block_sparse_moe.e_score_correction_bias", Component::kRouter, experts,

@@ -61,8 +61,7 @@ void parse_nemotron_h(const ParseContext& c, ModelSpec& model) {
   if (E > 0) model.num_experts_per_token = t.integer("num_experts_per_tok", 1, kMaxExperts);
   const Dtype dt = c.dtype;
   const QuantFormat plain = c.unquantized();
-  QuantFormat router = plain;
-  router.dtype = Dtype::kFloat32;
+  const QuantFormat router = c.unquantized_float32();
 
   for (std::int64_t i = 0; i < L; ++i) {
     LayerSpec layer;

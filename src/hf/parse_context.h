@@ -39,6 +39,9 @@ struct ParseContext {
   // The stored format of a FusedMoE block (the only modules MXFP4 checkpoints quantize).
   [[nodiscard]] QuantFormat expert_format_for(const std::string& name) const;
   [[nodiscard]] QuantFormat unquantized() const;
+  // Unquantized in float32 whatever the model dtype: what vLLM keeps in fp32 (routers built as
+  // nn.Linear(dtype=float32), Mamba's A).
+  [[nodiscard]] QuantFormat unquantized_float32() const;
 };
 
 // `a` followed by `b` in one allocation (std::string's operator+ copies `a`, then grows the copy).

@@ -18,6 +18,12 @@ QuantFormat ParseContext::unquantized() const {
   return f;
 }
 
+QuantFormat ParseContext::unquantized_float32() const {
+  QuantFormat f = unquantized();
+  f.dtype = Dtype::kFloat32;
+  return f;
+}
+
 namespace {
 
 // A checkpoint module name from the first "layers." / "mtp" / "lm_head" / "embed_tokens" on, so
