@@ -241,18 +241,22 @@ int run_models(const ConfigDir& configs, bool status, bool json, std::ostream& o
     return 0;
   }
   // A Markdown table: does each bundled model load, and if not, exactly why.
-  out << "| model | status | architecture | attention | checkpoint GiB |\n|---|---|---|---|---|\n";
+  out << "| model | status | family | architecture | attention | checkpoint GiB |\n|---|---|---|---|---|---|\n";
   for (const auto& id : ids) {
     try {
       const ModelSpec m = load_model(id, configs);
-      out << fmt::format("| {} | loads | {} ({}) | {} | {:.2f} |\n", id, m.architecture, m.model_type,
+      out << fmt::format("| {} | loads | {}{} | {} ({}) | {} | {:.2f} |\n", id, m.family,
+                         m.unmodelled_config_keys.empty()
+                             ? ""
+                             : fmt::format(" (keys not modelled: {})", fmt::join(m.unmodelled_config_keys, ", ")),
+                         m.architecture, m.model_type,
                          attention_mix(m), to_gib(checkpoint_bytes(m)));
     } catch (const InputError& e) {
       std::string why = e.what();
       const auto root = configs.root.string();
       for (auto at = why.find(root); at != std::string::npos; at = why.find(root)) why.replace(at, root.size(), "configs");
       std::replace(why.begin(), why.end(), '|', '/');
-      out << fmt::format("| {} | exit 3 | {} | | |\n", id, why);
+      out << fmt::format("| {} | exit 3 | | {} | | |\n", id, why);
     }
   }
   return 0;

@@ -210,3 +210,35 @@ TEST(ModelParse, Phi3SlidingWindowIsEveryLayers) {
 
 }  // namespace
 }  // namespace gpubudget
+
+namespace gpubudget {
+namespace {
+
+// Cohere2 without layer_types (commandr.py via Cohere2Config): sliding_window_pattern 4, so every
+// fourth layer (3, 7, 11, ...) is global and the others keep a 4096-token window; the head is tied.
+TEST(ModelParse, Cohere2EveryFourthLayerIsGlobal) {
+  const ModelSpec m = parse_model_config(
+      R"({"architectures":["Cohere2ForCausalLM"],"model_type":"cohere2","hidden_size":4096,"num_attention_heads":32,
+          "num_key_value_heads":8,"intermediate_size":14336,"num_hidden_layers":8,"vocab_size":256000,
+          "max_position_embeddings":8192,"sliding_window":4096,"sliding_window_pattern":4,"torch_dtype":"bfloat16"})",
+      "", "cohere2/config.json");
+  ASSERT_EQ(m.layers.size(), 8u);
+  for (std::size_t i = 0; i < m.layers.size(); ++i) {
+    const bool global = (i + 1) % 4 == 0;
+    EXPECT_EQ(m.layers[i].attention.kind, global ? AttentionKind::kFull : AttentionKind::kSlidingWindow) << i;
+    EXPECT_EQ(m.layers[i].replicated.size(), 1u) << i;  // one LayerNorm for the parallel block
+  }
+  EXPECT_TRUE(m.tie_word_embeddings);
+  // vLLM asserts the tie: a config saying otherwise is refused.
+  test::expect_input_error(
+      [] {
+        (void)parse_model_config(R"({"architectures":["CohereForCausalLM"],"model_type":"cohere","hidden_size":256,
+            "num_attention_heads":4,"intermediate_size":512,"num_hidden_layers":2,"vocab_size":1000,
+            "tie_word_embeddings":false})",
+                                 "", "cohere/config.json");
+      },
+      "tie_word_embeddings");
+}
+
+}  // namespace
+}  // namespace gpubudget
