@@ -242,3 +242,17 @@ TEST(ModelParse, Cohere2EveryFourthLayerIsGlobal) {
 
 }  // namespace
 }  // namespace gpubudget
+
+namespace gpubudget {
+namespace {
+
+// Architectures no modelled vLLM serves are refused with that reason (vLLM's registry at its main of
+// 2026-05: no Mllama since #24907, no Step-3.7, no MiniMax-M3).
+TEST(ModelParseErrors, ArchitecturesVllmDoesNotServeSaySo) {
+  test::expect_input_error([] { (void)test::bundled("meta-llama/Llama-3.2-90B-Vision-Instruct"); }, "#24907");
+  test::expect_input_error([] { (void)test::bundled("stepfun-ai/Step-3.7-Flash"); }, "registers no Step-3.7");
+  test::expect_input_error([] { (void)test::bundled("MiniMaxAI/MiniMax-M3"); }, "registers no MiniMax-M3");
+}
+
+}  // namespace
+}  // namespace gpubudget
