@@ -225,6 +225,11 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
   r.mamba_dtypes = kv.mamba_dtypes;
   r.notes = kv.notes;
   r.warnings = kv.warnings;
+  for (const auto& assumption : model.generic_assumptions) {
+    r.warnings.push_back(fmt::format("generic estimate ({} is not a modelled family; sized from its safetensors "
+                                     "headers): {}",
+                                     model.architecture, assumption));
+  }
   for (const auto& key : model.unmodelled_config_keys) {
     r.warnings.push_back(fmt::format("config key `{}` is not modelled by the {} parser; the figures may be wrong", key,
                                      model.family));
@@ -326,7 +331,11 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
     const auto& o = bw.overheads;
     const double overheads = static_cast<double>(o.activation_peak.count() + o.non_torch.count() +
                                                  (o.cudagraph_charged ? o.cudagraph.count() : 0));
-    const Bytes swing(static_cast<std::int64_t>(overheads * o.relative_uncertainty));
+    const bool generic = !model.generic_assumptions.empty();
+    const double weights = static_cast<double>(bw.weights.total.count());
+    const Bytes swing(static_cast<std::int64_t>(
+        overheads * o.relative_uncertainty * (generic ? kGenericOverheadUncertaintyFactor : 1.0) +
+        (generic ? kGenericWeightsUncertainty * weights : 0.0)));
     r.max_model_len_low = largest_fitting_length(bw.kv, bw.check_memory - swing, r.judged_max_model_len);
     r.max_model_len_high = largest_fitting_length(bw.kv, bw.check_memory + swing, r.judged_max_model_len);
   }

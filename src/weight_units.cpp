@@ -157,6 +157,12 @@ void enumerate_units(const ModelSpec& model, const ParallelLayout& layout, UnitB
                              head_on_gpu ? head_local : Bytes(0));
     head.runtime_only = model.tie_word_embeddings;
   }
+  if (model.tie_word_embeddings && model.checkpoint_stores_tied_head) {
+    // vLLM's loaders skip lm_head.weight of a tied model; the file still holds it.
+    b.add("lm_head (stored, tied)", b.names("lm_head"), Component::kLmHead, -1,
+          Bytes(table * element_bytes(model.lm_head_format.dtype)), Bytes(0))
+        .checkpoint_only = true;
+  }
   if (model.vision) {
     for (const auto& m : model.vision->linears) b.linear(m, -1, true);
     for (const auto& t : model.vision->replicated) b.tensor(t, -1, true);

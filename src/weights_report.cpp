@@ -86,6 +86,7 @@ WeightsReport weights_report(const ModelSpec& model, const std::optional<GpuSpec
   WeightsReport report;
   report.architecture = model.architecture;
   report.model_type = model.model_type;
+  report.family = model.family;
   report.model_source = model.source;
   report.gpu = gpu ? gpu->name : "";
   report.tensor_parallel_size = d.tensor_parallel_size;

@@ -95,7 +95,11 @@ void write_fit_text(const FitQuery& c, const FitResult& r, const std::vector<Rem
       break;
     }
   }
-  out << fmt::format("{} ({}) on {}, TP={} PP={} DP={}{}\n", c.model.architecture, c.model.source, gpus,
+  out << fmt::format("{} ({}){} on {}, TP={} PP={} DP={}{}\n", c.model.architecture, c.model.source,
+                     c.model.family == "generic" ? " [GENERIC ESTIMATE: no modelled family, sized from the safetensors "
+                                                   "headers; see the warnings]"
+                                                 : "",
+                     gpus,
                      d.tensor_parallel_size, d.pipeline_parallel_size, d.data_parallel_size,
                      d.decode_context_parallel_size > 1 ? fmt::format(" DCP={}", d.decode_context_parallel_size) : "");
   out << fmt::format("vLLM {} behaviour (profile {}), KV cache {} ({}), block size {}{}\n\n", vllm_version,
@@ -122,7 +126,11 @@ void write_fit_text(const FitQuery& c, const FitResult& r, const std::vector<Rem
           ? ""
           : fmt::format("   not charged by this vLLM; ~{} at runtime", gib2(w.overheads.cudagraph)));
   row("= KV cache", w.kv_cache,
-      fmt::format("   overheads +/- {:.0f}%", w.overheads.relative_uncertainty * 100));
+      c.model.generic_assumptions.empty()
+          ? fmt::format("   overheads +/- {:.0f}%", w.overheads.relative_uncertainty * 100)
+          : fmt::format("   overheads +/- {:.0f}%, weights +/- {:.0f}% (generic estimate)",
+                        w.overheads.relative_uncertainty * kGenericOverheadUncertaintyFactor * 100,
+                        kGenericWeightsUncertainty * 100));
   out << "\n";
   out << fmt::format("KV cache ({}): {} bytes per token per GPU, {} blocks of {} tokens\n", attention_mix(c.model),
                      w.kv.bytes_per_token().count(), r.num_blocks, r.block_size);

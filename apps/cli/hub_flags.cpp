@@ -46,6 +46,11 @@ HubOptions hub_options(const HubFlags& flags, std::ostream& err) {
 }
 
 void refuse_unmodelled_keys(const ModelSpec& model) {
+  if (!model.generic_assumptions.empty()) {
+    throw InputError(fmt::format("{}: --strict: {} is no modelled family; the generic estimate from its safetensors "
+                                 "headers assumes: {}",
+                                 model.source, model.architecture, fmt::join(model.generic_assumptions, "; ")));
+  }
   if (model.unmodelled_config_keys.empty()) return;
   throw InputError(fmt::format("{}: --strict: config keys not modelled by the {} parser: {} (the figures may be wrong)",
                                model.source, model.family, fmt::join(model.unmodelled_config_keys, ", ")));

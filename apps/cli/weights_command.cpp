@@ -79,6 +79,9 @@ int run_weights(const WeightsOptions& o, const ConfigDir& configs, std::ostream&
   const WeightsGrouping by = parse_grouping(o.by);
   const ModelSpec model = model_for_dtype(load_cli_model(o.model, o.hub, configs, err), parse_model_dtype_choice(o.dtype));
   if (o.strict) refuse_unmodelled_keys(model);
+  for (const auto& assumption : model.generic_assumptions) {
+    err << "warning: generic estimate (" << model.architecture << " is no modelled family): " << assumption << "\n";
+  }
   for (const auto& key : model.unmodelled_config_keys) {
     err << fmt::format("warning: config key `{}` is not modelled by the {} parser; the figures may be wrong\n", key,
                        model.family);

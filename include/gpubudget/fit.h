@@ -26,6 +26,13 @@
 
 namespace gpubudget {
 
+// The generic path (a model sized from its safetensors headers, ModelSpec::generic_assumptions) runs on
+// vLLM's Transformers backend, whose activation peak no coefficient was fitted on and whose sharding
+// is assumed from module names: its length range multiplies the overhead uncertainty by this factor
+// and adds this fraction of the weights on either side (docs/methodology.md §Generic).
+inline constexpr double kGenericOverheadUncertaintyFactor = 2.0;
+inline constexpr double kGenericWeightsUncertainty = 0.02;
+
 // The budget of one GPU worker (one pipeline stage; all TP ranks of a stage are alike).
 struct WorkerBudget {
   std::int64_t pp_rank = 0;

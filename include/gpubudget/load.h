@@ -11,6 +11,7 @@
 
 #include "gpubudget/gpu_spec.h"
 #include "gpubudget/model_spec.h"
+#include "gpubudget/safetensors.h"
 #include "gpubudget/vllm_profile.h"
 
 namespace gpubudget {
@@ -36,6 +37,11 @@ ModelSpec load_model(const std::string& model, const ConfigDir& configs);
 // `source` names the file in error messages.
 ModelSpec parse_model_config(const std::string& config_json, const std::string& hf_quant_config_json,
                              const std::string& source);
+// The same with the checkpoint's safetensors headers at hand: an architecture no family parser knows
+// is then sized from them (family "generic", ModelSpec::generic_assumptions; docs/methodology.md
+// §Generic) unless it is one gpubudget knows the generic layout gets wrong.
+ModelSpec parse_model_config(const std::string& config_json, const std::string& hf_quant_config_json,
+                             const std::string& source, const CheckpointHeaders& headers);
 
 // `<root>/gpus/<name>.json` (docs/gpus.md). InputError for an unknown name (listing the presets) or a
 // malformed preset.

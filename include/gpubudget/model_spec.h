@@ -175,6 +175,12 @@ struct ModelSpec {
   // and that are not on the reviewed list of keys without effect on memory (src/hf/config_keys.cpp):
   // each one may change what vLLM allocates, so fit() warns about it (`--strict` refuses).
   std::vector<std::string> unmodelled_config_keys;
+  // Family "generic" only (an architecture no parser knows, sized from its safetensors headers): what
+  // was assumed, each a sentence for the report's warnings. fit() widens the length range for it.
+  std::vector<std::string> generic_assumptions;
+  // Tied embeddings whose checkpoint still stores lm_head.weight (vLLM skips it when loading): counted
+  // in checkpoint_bytes, never on a GPU.
+  bool checkpoint_stores_tied_head = false;
   // The checkpoint's MTP / next-n layers and their extra tensors (embedding and head copies, eh_proj,
   // norms): counted in checkpoint_bytes, never in what vLLM holds without speculative decoding.
   std::vector<LayerSpec> mtp_layers;

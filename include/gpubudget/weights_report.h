@@ -44,6 +44,7 @@ struct WeightsWorker {
 
 struct WeightsReport {
   std::string architecture, model_type, model_source;
+  std::string family;  // ModelSpec::family ("generic": sized from the headers, see generic_assumptions)
   std::string gpu;  // preset that decided MXFP4 padding, "" without one
   std::int64_t tensor_parallel_size = 1, pipeline_parallel_size = 1, data_parallel_size = 1;
   bool enable_expert_parallel = false;

@@ -14,6 +14,7 @@ std::string fit_json(const FitQuery& q, const FitResult& r, const std::vector<Re
   j["schema_version"] = 1;
   j["model"] = {{"architecture", q.model.architecture},
                 {"model_type", q.model.model_type},
+                {"family", q.model.family},
                 {"num_layers", q.model.layers.size()},
                 {"attention", attention_mix(q.model)},
                 {"derived_max_model_len", q.model.derived_max_model_len},

@@ -38,6 +38,7 @@ std::string weights_json(const WeightsReport& report) {
   Document j;
   j["model"] = {{"architecture", report.architecture},
                 {"model_type", report.model_type},
+                {"family", report.family},
                 {"source", report.model_source}};
   j["parallel"] = {{"tensor_parallel_size", report.tensor_parallel_size},
                    {"pipeline_parallel_size", report.pipeline_parallel_size},

@@ -86,25 +86,39 @@ FamilyMatch family_for_model_type(std::string_view model_type) {
   return {};
 }
 
-std::string closest_family_hint(std::string_view model_type) {
-  struct Hint {
-    std::string_view prefix;
-    std::string_view text;
-  };
-  static constexpr Hint kHints[] = {
-      {"deepseek_v4", "DeepSeek-V4 compressed sparse attention is not modelled; closest supported family: deepseek_v3"},
-      {"gemma4", "Gemma 4 is not modelled yet; closest supported family: gemma3_text"},
-      // Architectures no modelled vLLM serves: an answer, not a gap in gpubudget.
-      {"mllama", "Llama 3.2 Vision (MllamaForConditionalGeneration) has no implementation in vLLM 0.11 or later: "
-                 "vLLM removed its encoder-decoder support in #24907 (2025-09-15); gpubudget models 0.11 and later"},
-      {"step3p7", "vLLM (its main branch of 2026-05) registers no Step-3.7 architecture (it has Step3TextForCausalLM "
-                  "and Step3p5ForCausalLM); not modelled"},
-      {"minimax_m3", "vLLM (its main branch of 2026-05) registers no MiniMax-M3 architecture (it has MiniMax-M2 and "
-                     "MiniMax-Text-01); not modelled"},
-  };
+namespace {
+
+struct Hint {
+  std::string_view prefix;
+  std::string_view text;
+};
+
+// Model types known to need more than the generic path: each is refused with its reason.
+constexpr Hint kHints[] = {
+    {"deepseek_v4", "DeepSeek-V4 compressed sparse attention is not modelled; closest supported family: deepseek_v3"},
+    {"gemma4", "Gemma 4 is not modelled yet; closest supported family: gemma3_text"},
+    // Architectures no modelled vLLM serves: an answer, not a gap in gpubudget.
+    {"mllama", "Llama 3.2 Vision (MllamaForConditionalGeneration) has no implementation in vLLM 0.11 or later: "
+               "vLLM removed its encoder-decoder support in #24907 (2025-09-15); gpubudget models 0.11 and later"},
+    {"step3p7", "vLLM (its main branch of 2026-05) registers no Step-3.7 architecture (it has Step3TextForCausalLM "
+                "and Step3p5ForCausalLM); not modelled"},
+    {"minimax_m3", "vLLM (its main branch of 2026-05) registers no MiniMax-M3 architecture (it has MiniMax-M2 and "
+                   "MiniMax-Text-01); not modelled"},
+};
+
+const Hint* hint_for(std::string_view model_type) {
   for (const auto& hint : kHints) {
-    if (model_type.substr(0, hint.prefix.size()) == hint.prefix) return std::string(hint.text);
+    if (model_type.substr(0, hint.prefix.size()) == hint.prefix) return &hint;
   }
+  return nullptr;
+}
+
+}  // namespace
+
+bool generic_path_allowed(std::string_view model_type) { return hint_for(model_type) == nullptr; }
+
+std::string closest_family_hint(std::string_view model_type) {
+  if (const Hint* hint = hint_for(model_type)) return std::string(hint->text);
   std::string types;
   for (const Family& family : kFamilies) {
     for (const ModelType& type : family.model_types) types += fmt::format("{}{}", types.empty() ? "" : ", ", type.name);

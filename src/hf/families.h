@@ -36,5 +36,8 @@ struct FamilyMatch {
 FamilyMatch family_for_model_type(std::string_view model_type);
 // For an unsupported model_type: what it is and the closest supported family.
 std::string closest_family_hint(std::string_view model_type);
+// Whether the generic path may size an unsupported model_type from its headers: false for the types
+// vLLM does not serve at all or serves with an attention the generic layout would get wrong.
+bool generic_path_allowed(std::string_view model_type);
 
 }  // namespace gpubudget::detail

@@ -8,6 +8,7 @@
 #include "gpubudget/error.h"
 #include "gpubudget/load.h"
 #include "families.h"
+#include "generic.h"
 #include "parse_context.h"
 
 namespace gpubudget {
@@ -42,8 +43,10 @@ void check_model_size(const ModelSpec& model) { check_model_size_impl(model); }
 
 }  // namespace detail
 
-ModelSpec parse_model_config(const std::string& config_json, const std::string& hf_quant_config_json,
-                             const std::string& source) {
+namespace {
+
+ModelSpec parse_config(const std::string& config_json, const std::string& hf_quant_config_json,
+                       const std::string& source, const CheckpointHeaders* headers) {
   using detail::JsonReader;
   const nlohmann::json root_json = detail::parse_json(config_json, source);
   if (!root_json.is_object()) {
@@ -62,12 +65,19 @@ ModelSpec parse_model_config(const std::string& config_json, const std::string& 
   const JsonReader text = nested ? root.object("text_config") : root;
   model.model_type = text.optional_string("model_type").value_or("");
   const detail::FamilyMatch match = detail::family_for_model_type(model.model_type);
-  if (match.family == nullptr) {
-    throw InputError(fmt::format("{}: unsupported architecture {} (model_type \"{}\"): {}", text.path("model_type"),
-                                 model.architecture, model.model_type, detail::closest_family_hint(model.model_type)));
+  const bool generic = match.family == nullptr && headers != nullptr && detail::generic_path_allowed(model.model_type);
+  if (match.family == nullptr && !generic) {
+    const bool allowed = detail::generic_path_allowed(model.model_type);
+    throw detail::UnknownArchitectureError(
+        fmt::format("{}: unsupported architecture {} (model_type \"{}\"): {}{}", text.path("model_type"),
+                    model.architecture, model.model_type, detail::closest_family_hint(model.model_type),
+                    allowed ? "; with the checkpoint's safetensors files (a model folder, the Hugging Face cache or a "
+                              "Hub id) gpubudget sizes it from their headers, labelled generic"
+                            : ""),
+        allowed);
   }
-  const auto& registered = match.family->architectures;
-  if (std::find(registered.begin(), registered.end(), model.architecture) == registered.end()) {
+  const auto& registered = generic ? std::span<const std::string_view>() : match.family->architectures;
+  if (!generic && std::find(registered.begin(), registered.end(), model.architecture) == registered.end()) {
     throw InputError(fmt::format("{}: unknown architecture \"{}\" (model_type \"{}\"): vLLM selects the implementation "
                                  "by this name and registers no such model for the {} family; gpubudget will not guess "
                                  "from model_type",
@@ -121,8 +131,13 @@ ModelSpec parse_model_config(const std::string& config_json, const std::string& 
     text.fail("model_type", "the language model's model_type");
   }
 
-  match.family->parse(context, model);
-  model.family = std::string(match.family->name);
+  if (generic) {
+    model.family = "generic";
+    detail::parse_generic(context, *headers, model);
+  } else {
+    model.family = std::string(match.family->name);
+    match.family->parse(context, model);
+  }
 
   // The LM head stays unquantized: vLLM's fp8 and ModelOpt configs do not quantize ParallelLMHead,
   // and Kimi-K2.5 builds it without a quant config at all.
@@ -136,7 +151,7 @@ ModelSpec parse_model_config(const std::string& config_json, const std::string& 
                                  source, model.architecture));
   }
 
-  detail::derive_max_model_len(text, model, match.model_type->default_max_position);
+  detail::derive_max_model_len(text, model, generic ? 0 : match.model_type->default_max_position);
   detail::check_model_size(model);
   // Never silently wrong: a key no parser read and that is not known to leave memory alone is named.
   for (const auto& key : root.unread_keys()) {
@@ -150,6 +165,18 @@ ModelSpec parse_model_config(const std::string& config_json, const std::string& 
     }
   }
   return model;
+}
+
+}  // namespace
+
+ModelSpec parse_model_config(const std::string& config_json, const std::string& hf_quant_config_json,
+                             const std::string& source) {
+  return parse_config(config_json, hf_quant_config_json, source, nullptr);
+}
+
+ModelSpec parse_model_config(const std::string& config_json, const std::string& hf_quant_config_json,
+                             const std::string& source, const CheckpointHeaders& headers) {
+  return parse_config(config_json, hf_quant_config_json, source, &headers);
 }
 
 }  // namespace gpubudget

@@ -7,6 +7,7 @@
 
 #include "gpubudget/error.h"
 #include "gpubudget/hub.h"
+#include "hf/generic.h"
 #include "gpubudget/load.h"
 #include "gpubudget/model_spec.h"
 #include "hub/cache_layout.h"
@@ -201,7 +202,15 @@ ModelSpec load_model(const ModelLocation& location) {
   std::error_code ec;
   std::string quant_text;
   if (fs::exists(quant_path, ec)) quant_text = detail::read_text_file(quant_path.string());
-  return parse_model_config(text, quant_text, location.config_path.string());
+  try {
+    return parse_model_config(text, quant_text, location.config_path.string());
+  } catch (const detail::UnknownArchitectureError& e) {
+    // An architecture no family knows: the checkpoint's own headers, when the folder has them.
+    if (!e.generic_allowed()) throw;
+    const auto headers = read_checkpoint_headers(location.config_path.parent_path().string());
+    if (!headers) throw;
+    return parse_model_config(text, quant_text, location.config_path.string(), *headers);
+  }
 }
 
 ModelSpec load_model(const std::string& model, const ConfigDir& configs, const HubOptions& hub) {

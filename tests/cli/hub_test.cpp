@@ -299,6 +299,36 @@ TEST_F(HubTest, HeaderDerivedWeightsEqualTheLocalFolders) {
   }
 }
 
+// An architecture no family knows, fetched from the Hub: the fetched headers size it (family
+// "generic"), to the byte what the same checkpoint as a Llama gives, since the Transformers backend
+// shards a Llama-shaped model as vLLM's Llama does when KV heads divide by TP.
+TEST_F(HubTest, AnUnknownArchitectureIsSizedFromTheFetchedHeaders) {
+  write_llama_checkpoint(repos() / "acme" / "tiny-llama", 2);
+  write_llama_checkpoint(repos() / "acme" / "tiny-zeta", 2);
+  {
+    auto config = nlohmann::json::parse(std::ifstream(repos() / "acme" / "tiny-zeta" / "config.json"));
+    config["architectures"] = {"ZetaForCausalLM"};
+    config["model_type"] = "zeta";
+    std::ofstream(repos() / "acme" / "tiny-zeta" / "config.json") << config.dump();
+  }
+  const test::FakeHub hub(repos());
+  use_hub(hub);
+  const CliRun llama = run(configs_without_models(), {"fit", "acme/tiny-llama", "--gpu", "h100", "-tp", "2", "--json"});
+  const CliRun zeta = run(configs_without_models(), {"fit", "acme/tiny-zeta", "--gpu", "h100", "-tp", "2", "--json"});
+  ASSERT_EQ(llama.code, 0) << llama.err;
+  ASSERT_EQ(zeta.code, 0) << zeta.err;
+  const auto a = nlohmann::json::parse(llama.out), b = nlohmann::json::parse(zeta.out);
+  EXPECT_EQ(b["model"]["family"], "generic");
+  // Llama's rotary cos/sin cache is a vLLM buffer the Transformers backend does not build.
+  std::int64_t buffers = 0;
+  for (const auto& c : a["per_gpu"]["weights_components"]) {
+    if (c["name"] == "runtime_buffers") buffers = c["bytes"].get<std::int64_t>();
+  }
+  EXPECT_GT(buffers, 0);
+  EXPECT_EQ(b["per_gpu"]["weights_bytes"].get<std::int64_t>(), a["per_gpu"]["weights_bytes"].get<std::int64_t>() - buffers);
+  EXPECT_EQ(b["kv_cache"]["bytes_per_token"], a["kv_cache"]["bytes_per_token"]);
+}
+
 TEST_F(HubTest, FitChecksTheFetchedHeadersAgainstTheConfig) {
   write_llama_checkpoint(repos() / "acme" / "tiny-llama", 1);
   // The config says 4 layers, the checkpoint holds 2: the headers disagree and fit says so.
