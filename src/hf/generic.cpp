@@ -193,7 +193,7 @@ void parse_generic(const ParseContext& c, const CheckpointHeaders& headers, Mode
         const auto first_dot = after.find('.');
         const bool per_expert = first_dot != std::string::npos && is_number(after.substr(0, first_dot));
         const std::string leaf = leaf_of(per_expert ? inner : (inner_suffix == "weight" ? inner : after));
-        if (!is_expert_projection(leaf) || (per_expert && inner_suffix != "weight") ||
+        if (!is_expert_projection(leaf) || (per_expert && (inner_suffix != "weight" || tensor.shape.size() != 2)) ||
             (!per_expert && tensor.shape.size() != 3)) {
           e.other.push_back(&tensor);
           continue;
@@ -324,10 +324,13 @@ void parse_generic(const ParseContext& c, const CheckpointHeaders& headers, Mode
     const bool gated = e.gate_elements > 0;
     // One expert's down projection is [H, I] (nn.Linear) or [I, H] (fused transformers parameters).
     const std::int64_t intermediate = e.down_rows == h.hidden_size ? e.down_cols : e.down_rows;
-    const std::int64_t expected_down = experts * intermediate * h.hidden_size;
-    const std::int64_t expected_gate_up = experts * intermediate * h.hidden_size * (gated ? 2 : 1);
-    if (experts <= 0 || intermediate <= 0 || e.down_elements != expected_down ||
-        e.gate_elements + e.up_elements != expected_gate_up ||
+    // In long double: hostile shapes must not overflow the products (the headers bound each tensor, not
+    // the product of dimensions taken from different tensors).
+    const long double expected_down = static_cast<long double>(experts) * static_cast<long double>(intermediate) *
+                                      static_cast<long double>(h.hidden_size);
+    const long double expected_gate_up = expected_down * (gated ? 2 : 1);
+    if (experts <= 0 || intermediate <= 0 || static_cast<long double>(e.down_elements) != expected_down ||
+        static_cast<long double>(e.gate_elements) + static_cast<long double>(e.up_elements) != expected_gate_up ||
         (e.fused_experts == 0 && e.indices.size() > 0 && *e.indices.rbegin() + 1 != experts)) {
       throw InputError(fmt::format("{}: the experts under {} do not form {} experts of a gated MLP of hidden size {} "
                                    "(gate/up {} and down {} elements); the generic path will not guess their layout",

@@ -10,6 +10,8 @@
 #include "hf/generic.h"
 #include "gpubudget/load.h"
 #include "gpubudget/model_spec.h"
+#include "gpubudget/safetensors.h"
+#include "gpubudget/weight_units.h"
 #include "hub/cache_layout.h"
 #include "hub/hub_fetch.h"
 #include "json_reader.h"
@@ -196,6 +198,26 @@ ModelLocation locate_model(const std::string& model, const ConfigDir& configs, c
   return out;
 }
 
+namespace {
+
+// A tied model whose checkpoint still stores lm_head.weight (Qwen3-0.6B and -1.7B do; vLLM's loaders
+// skip it): only the folder's headers can tell. Unreadable headers are left to the comparison that
+// reports them (fit, weights).
+void mark_stored_tied_head(ModelSpec& model, const fs::path& folder) {
+  try {
+    const auto headers = read_checkpoint_headers(folder.string());
+    if (!headers) return;
+    for (const auto& file : headers->files) {
+      for (const auto& t : file.tensors) {
+        if (canonical_module_name(t.name) == "lm_head.weight") model.checkpoint_stores_tied_head = true;
+      }
+    }
+  } catch (const InputError&) {
+  }
+}
+
+}  // namespace
+
 ModelSpec load_model(const ModelLocation& location) {
   const std::string text = detail::read_text_file(location.config_path.string());
   const fs::path quant_path = location.config_path.parent_path() / "hf_quant_config.json";
@@ -203,7 +225,9 @@ ModelSpec load_model(const ModelLocation& location) {
   std::string quant_text;
   if (fs::exists(quant_path, ec)) quant_text = detail::read_text_file(quant_path.string());
   try {
-    return parse_model_config(text, quant_text, location.config_path.string());
+    ModelSpec model = parse_model_config(text, quant_text, location.config_path.string());
+    if (model.tie_word_embeddings) mark_stored_tied_head(model, location.config_path.parent_path());
+    return model;
   } catch (const detail::UnknownArchitectureError& e) {
     // An architecture no family knows: the checkpoint's own headers, when the folder has them.
     if (!e.generic_allowed()) throw;

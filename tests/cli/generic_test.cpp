@@ -163,6 +163,48 @@ TEST(GenericPath, StoredTiedHeadCountsInTheCheckpointOnly) {
   fs::remove_all(dir);
 }
 
+// The same rule for a modelled family: a tied Llama whose file stores lm_head.weight. Per GPU (TP1):
+// embedding 1024 x 256 x 2 = 524,288; per layer attention 393,216 + MLP 786,432 + norms 1,024; final norm
+// 512: 524,288 + 2 x 1,180,672 + 512 = 2,886,144, plus the rotary cache. Checkpoint: 1000-row embedding
+// 512,000 + the stored head 512,000 + 2 x 1,180,672 + 512 = 3,385,856.
+TEST(GenericPath, StoredTiedHeadOfAModelledFamily) {
+  const fs::path dir = test::fresh_fixture_dir("tied-llama");
+  auto config = zeta_config(true);
+  config["architectures"] = {"LlamaForCausalLM"};
+  config["model_type"] = "llama";
+  config.erase("layer_types");
+  config.erase("sliding_window");
+  config.erase("num_experts_per_tok");
+  std::ofstream(dir / "config.json") << config.dump();
+  std::vector<FixtureTensor> tensors;
+  for (const auto& t : zeta_tensors(true)) {
+    if (t.name.find("layers.1.mlp") != std::string::npos || t.name.find("q_norm") != std::string::npos ||
+        t.name.find("rel_bias") != std::string::npos) {
+      continue;
+    }
+    tensors.push_back(t);
+  }
+  for (const auto* name : {"gate_proj", "up_proj"}) {
+    tensors.push_back({std::string("model.layers.1.mlp.") + name + ".weight", "BF16", {512, 256}});
+  }
+  tensors.push_back({"model.layers.1.mlp.down_proj.weight", "BF16", {256, 512}});
+  test::write_sharded_checkpoint(dir, tensors, 1);
+  const auto weights = test::run_cli({"weights", dir.string(), "--json"});
+  ASSERT_EQ(weights.code, 0) << weights.err;
+  const auto wj = nlohmann::json::parse(weights.out);
+  EXPECT_EQ(wj["model"]["family"], "llama");
+  EXPECT_EQ(wj["checkpoint_bytes"].get<std::int64_t>(), 3'385'856);
+  const auto& headers = wj["workers"][0]["headers"];
+  EXPECT_EQ(headers["unmatched_tensors"].size(), 0u) << weights.out;
+  EXPECT_EQ(headers["difference_bytes"], 0) << weights.out;
+  std::int64_t without_buffers = 0;
+  for (const auto& row : wj["workers"][0]["rows"]) {
+    if (row["name"] != "runtime_buffers") without_buffers += row["bytes"].get<std::int64_t>();
+  }
+  EXPECT_EQ(without_buffers, 2'886'144) << weights.out;
+  fs::remove_all(dir);
+}
+
 TEST(GenericPath, RefusesWhatItCannotSize) {
   // Headers whose layer stack disagrees with num_hidden_layers.
   const fs::path dir = test::fresh_fixture_dir("generic-mismatch");
