@@ -166,6 +166,7 @@ constexpr FamilyKey kByFamily[] = {
     {"llama", "max_window_layers", "", "used by vLLM only with use_sliding_window, which the parser reads"},
     {"llama", "qkv_bias", "", "not read by vLLM's Qwen3-MoE (its biases follow attention_bias)"},
     {"llama", "use_qk_norm", "true", "the family builds q/k norms whatever the key says"},
+    {"llama4", "use_qk_norm", "", "an L2 norm without weights (llama4.py: RMSNorm(has_weight=False))"},
     {"llama", "sliding_window_size", "", "Gemma 2's alias of sliding_window, which the parser reads"},
     {"llama", "sliding_window_pattern", "\"LLLG\"", "EXAONE 4's pattern, shipped with the layer_types the parser reads"},
     {"llama", "vision_feature_layer", "-1", "every vision layer is kept (vLLM drops the layers after another one)"},

@@ -69,6 +69,10 @@ TEST(CheckpointBytes, ExactWhereTheSourceSumsTheTensors) {
   // untied 100278-row embedding and head: 32,233,522,176. EXAONE-4.0-32B (exaone4.py): per-head-dim
   // q/k norms: 32,003,216,384, the card's 30.95 B without the two 102400 x 5120 embeddings (30,954,640,384).
   EXPECT_EQ(checkpoint_bytes(test::bundled("CohereLabs/c4ai-command-r-08-2024")).count(), 2 * 32'296'476'672LL);
+  // Llama 4 (bf16, vision tower included): the published parameter counts, 2 bytes each.
+  EXPECT_EQ(checkpoint_bytes(test::bundled("meta-llama/Llama-4-Scout-17B-16E-Instruct")).count(), 2 * 108'641'793'536LL);
+  EXPECT_EQ(checkpoint_bytes(test::bundled("meta-llama/Llama-4-Maverick-17B-128E-Instruct")).count(),
+            2 * 401'583'781'376LL);
   EXPECT_EQ(checkpoint_bytes(test::bundled("allenai/Olmo-3.1-32B-Instruct")).count(), 2 * 32'233'522'176LL);
   EXPECT_EQ(checkpoint_bytes(test::bundled("LGAI-EXAONE/EXAONE-4.0-32B")).count(), 2 * 32'003'216'384LL);
   EXPECT_EQ(32'003'216'384LL - 2 * 102'400LL * 5120, 30'954'640'384LL);  // without the embedding and the head
