@@ -81,6 +81,9 @@ BackendChoice select_backend(const ModelSpec& model, const GpuSpec& gpu, const D
   const AttentionBackend* block_refused = nullptr;
   for (const auto& b : profile.attention_backends) {
     if (b.kind != kind || b.sparse != sparse || !runs_on(b, gpu)) continue;
+    if (!model.forced_attention_backend.empty() && kind != AttentionKind::kMla && b.name != model.forced_attention_backend) {
+      continue;
+    }
     if (b.max_query_heads_per_rank > 0 && heads_per_rank > b.max_query_heads_per_rank) continue;
     if (b.qk_nope_head_dim > 0 && model.mla_qk_nope_head_dim != b.qk_nope_head_dim) continue;
     if (!contains(b.kv_cache_dtypes, dtype_on(b, dtype, requested_auto).name)) continue;

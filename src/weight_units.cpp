@@ -83,10 +83,13 @@ struct UnitBuilder {
     return with_names ? std::vector<std::string>{checkpoint_name} : std::vector<std::string>{};
   }
 
+  // A name ending in '.' stands for every checkpoint tensor under it (a tower counted whole).
   WeightUnit& tensor(const ReplicatedTensor& t, std::int64_t layer, bool on_gpu) {
     const Bytes bytes(t.elements * element_bytes(t.dtype));
-    return add(t.name, with_names ? names(canonical_module_name(t.name)) : std::vector<std::string>{}, t.component, layer,
-        bytes, on_gpu ? bytes : Bytes(0));
+    WeightUnit& u = add(t.name, with_names ? names(canonical_module_name(t.name)) : std::vector<std::string>{},
+                        t.component, layer, bytes, on_gpu ? bytes : Bytes(0));
+    u.prefix_match = !t.name.empty() && t.name.back() == '.';
+    return u;
   }
 
   WeightUnit& linear(const LinearModule& m, std::int64_t layer, bool on_gpu) {

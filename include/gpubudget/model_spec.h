@@ -195,6 +195,9 @@ struct ModelSpec {
   std::string derived_max_model_len_source;
   // DeepSeek sparse attention (V3.2, GLM-5): an indexer picks the keys; vLLM uses sparse MLA backends.
   bool sparse_attention = false;
+  // The attention backend the model's config hook forces when the user names none (Gemma 4's head
+  // dims: TRITON_ATTN, vllm/model_executor/models/config.py Gemma4Config); "" for vLLM's usual choice.
+  std::string forced_attention_backend;
   // For the activation estimate: MoE top-k (0 for dense models).
   std::int64_t num_experts_per_token = 0;
   // MLA models: qk_nope_head_dim (vLLM 0.17 picks FlashInfer-MLA on Blackwell only for 128).

@@ -57,6 +57,9 @@ constexpr std::string_view kJambaArchitectures[] = {"JambaForCausalLM"};
 constexpr ModelType kNemotronNasTypes[] = {{"nemotron-nas"}};
 constexpr std::string_view kNemotronNasArchitectures[] = {"DeciLMForCausalLM"};
 
+constexpr ModelType kGemma4Types[] = {{"gemma4_text"}};
+constexpr std::string_view kGemma4Architectures[] = {"Gemma4ForConditionalGeneration", "Gemma4ForCausalLM"};
+
 constexpr ModelType kKimiLinearTypes[] = {{"kimi_linear"}};
 constexpr std::string_view kKimiLinearArchitectures[] = {"KimiLinearForCausalLM"};
 
@@ -71,6 +74,7 @@ const std::array kFamilies = {
     Family{"glm4_moe", kGlm4MoeTypes, kGlm4MoeArchitectures, parse_glm4_moe},
     Family{"jamba", kJambaTypes, kJambaArchitectures, parse_jamba},
     Family{"nemotron_nas", kNemotronNasTypes, kNemotronNasArchitectures, parse_nemotron_nas},
+    Family{"gemma4", kGemma4Types, kGemma4Architectures, parse_gemma4},
 };
 
 }  // namespace
@@ -96,7 +100,6 @@ struct Hint {
 // Model types known to need more than the generic path: each is refused with its reason.
 constexpr Hint kHints[] = {
     {"deepseek_v4", "DeepSeek-V4 compressed sparse attention is not modelled; closest supported family: deepseek_v3"},
-    {"gemma4", "Gemma 4 is not modelled yet; closest supported family: gemma3_text"},
     // Architectures no modelled vLLM serves: an answer, not a gap in gpubudget.
     {"mllama", "Llama 3.2 Vision (MllamaForConditionalGeneration) has no implementation in vLLM 0.11 or later: "
                "vLLM removed its encoder-decoder support in #24907 (2025-09-15); gpubudget models 0.11 and later"},

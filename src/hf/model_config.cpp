@@ -111,7 +111,17 @@ ModelSpec parse_config(const std::string& config_json, const std::string& hf_qua
   context.quantization =
       detail::parse_quantization(root, nested ? &text : nullptr, hf_quant ? &*hf_quant : nullptr, model.dtype);
   try {
-    context.excluded = ModuleNamePatterns(context.quantization.excluded_modules);
+    // transformers 5 names a wrapper's language model "model.language_model.*"; vLLM's multimodal
+    // models map that prefix to their "language_model.model.*" modules (hf_to_vllm_mapper) before
+    // matching the checkpoint's exclusions, so each such pattern is matched in both spellings.
+    std::vector<std::string> patterns = context.quantization.excluded_modules;
+    constexpr std::string_view kHfPrefix = "model.language_model.";
+    for (const auto& pattern : context.quantization.excluded_modules) {
+      if (nested && pattern.starts_with(kHfPrefix)) {
+        patterns.push_back("language_model.model." + pattern.substr(kHfPrefix.size()));
+      }
+    }
+    context.excluded = ModuleNamePatterns(patterns);
   } catch (const InputError& e) {
     throw InputError(fmt::format("{}: {}", context.quantization.source, e.what()));
   }

@@ -197,6 +197,32 @@ void siglip_gemma3(const JsonReader& root, const JsonReader& v, Dtype dt, ModelS
   model.vision = b.take();
 }
 
+// Gemma 4's vision tower (gemma4_mm.py): transformers' Gemma4VisionModel built by AutoModel, not
+// sharded: every rank holds it whole. A patch embedder [h, 3 p^2], a position table [2, positions, h],
+// std_bias / std_scale [h] (standardize), and per layer q/k/v/o [h, h], gate/up [I, h], down [h, I],
+// four norms [h] and q/k norms [head_dim]; then embed_vision's projection [H, h] (replicated, no
+// quant config; its norm has no weight).
+void gemma4_vision(const JsonReader& root, const JsonReader& v, Dtype dt, ModelSpec& model) {
+  const std::int64_t h = v.integer("hidden_size", 1, kMaxHidden);
+  const std::int64_t I = v.integer("intermediate_size", 1, kMaxIntermediate);
+  const std::int64_t L = v.integer("num_hidden_layers", 1, kMaxLayers);
+  const std::int64_t heads = v.integer("num_attention_heads", 1, kMaxHeads);
+  const std::int64_t head_dim = v.optional_integer("head_dim", 1, kMaxHidden).value_or(h / heads);
+  const std::int64_t patch = v.integer("patch_size", 1, 1024);
+  const std::int64_t positions = v.integer("position_embedding_size", 1, std::int64_t{1} << 24);
+  const std::int64_t pooling = v.optional_integer("pooling_kernel_size", 1, 64).value_or(1);
+  const bool standardize = v.boolean("standardize", false);
+  const std::int64_t per_layer = 4 * h * h + 3 * h * I + 4 * h + 2 * head_dim;
+  TowerBuilder b(dt);
+  b.tensor("model.vision_tower.", 3 * patch * patch * h + 2 * positions * h + (standardize ? 2 * h : 0) + L * per_layer);
+  b.tensor("model.embed_vision.embedding_projection", h * model.hidden_size);
+  const std::int64_t tokens = root.optional_integer("vision_soft_tokens_per_image", 1, 1 << 20)
+                                  .value_or(v.optional_integer("default_output_length", 1, 1 << 20).value_or(280));
+  b.encoder({h, I, true, 3 * patch * patch, pooling * pooling, tokens, model.hidden_size,
+             "vision_soft_tokens_per_image of the default image budget"});
+  model.vision = b.take();
+}
+
 void pixtral_mistral3(const JsonReader& root, const JsonReader& v, Dtype dt, ModelSpec& model) {
   const auto h = v.integer("hidden_size", 1, kMaxHidden);
   const auto I = v.integer("intermediate_size", 1, kMaxIntermediate);
@@ -331,6 +357,7 @@ void parse_vision(const JsonReader& root, ModelSpec& model) {
     return qwen2_vl(v, model.model_type == "qwen2_5_vl", model.dtype, model);
   }
   if (type == "siglip_vision_model" && model.model_type == "gemma3_text") return siglip_gemma3(root, v, model.dtype, model);
+  if (type == "gemma4_vision" && model.model_type == "gemma4_text") return gemma4_vision(root, v, model.dtype, model);
   if (type == "pixtral" && root.optional_string("model_type").value_or("") == "mistral3") {
     return pixtral_mistral3(root, v, model.dtype, model);
   }
