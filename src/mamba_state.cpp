@@ -80,7 +80,12 @@ MambaStateDtypes resolve_mamba_state_dtypes(const ModelSpec& model, const MambaS
 }
 
 Bytes mamba_state_bytes(const MambaState& st, std::int64_t tp, const MambaStateDtypes& dtypes) {
-  return Bytes(st.conv_channels / tp * st.conv_width * element_bytes(dtypes.conv) +
+  // mamba2_state_shape: (intermediate + 2 x G' x d_state) / tp channels, G' = tp when tp does not
+  // divide the (single) group.
+  const std::int64_t grouped = 2 * st.groups * st.group_state;
+  const std::int64_t conv_local = st.groups > 0 && st.groups % tp != 0 ? (st.conv_channels - grouped) / tp + grouped
+                                                                         : st.conv_channels / tp;
+  return Bytes(conv_local * st.conv_width * element_bytes(dtypes.conv) +
                st.ssm_heads / tp * st.ssm_head_elements * element_bytes(dtypes.ssm));
 }
 

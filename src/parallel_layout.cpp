@@ -66,6 +66,12 @@ void check_group_alignment(const ModelSpec& model, const LinearModule& m, std::i
 
 void check_linear(const ModelSpec& model, const LinearModule& m, std::int64_t tp) {
   check_group_alignment(model, m, tp);
+  if (m.mamba_groups > 1 && m.mamba_groups % tp != 0) {
+    reject(model, fmt::format("{}: {} Mamba2 groups and --tensor-parallel-size {}: vLLM's MambaMixer2 requires TP to "
+                              "divide the groups unless there is one (\"If tensor parallel world size does not divide "
+                              "num_groups, then num_groups must equal 1.\")",
+                              m.name, m.mamba_groups, tp));
+  }
   switch (m.parallelism) {
     case Parallelism::kColumn:
       for (const auto out : m.output_sizes) {

@@ -79,6 +79,10 @@ Bytes linear_bytes(const LinearModule& m, const ParallelLayout& layout) {
   switch (m.parallelism) {
     case Parallelism::kColumn:
       local_out = full_out / tp;
+      if (m.mamba_groups > 0 && m.mamba_groups % tp != 0) {
+        // One group, whole on every rank: B and C (2 x d_state rows) are not split.
+        local_out = (full_out - 2 * m.mamba_groups * m.mamba_group_rows) / tp + 2 * m.mamba_groups * m.mamba_group_rows;
+      }
       break;
     case Parallelism::kRow:
       local_out = full_out;

@@ -55,6 +55,11 @@ struct LinearModule {
   // How the checkpoint stores each output shard, when it differs from `format` (DeepSeek-V3.2's
   // indexer wk is fp8 on disk and dequantized to bf16 by vLLM). Empty: `format` for every shard.
   std::vector<QuantFormat> checkpoint_formats;
+  // Mamba2 in_proj / conv1d (MambaMixer2): output_sizes hold the B and C sections of `mamba_groups`
+  // groups of `mamba_group_rows` (d_state) rows each. When TP does not divide the groups (vLLM then
+  // allows one group only) every rank holds the whole group (mamba_utils extra_groups_for_head_shards).
+  std::int64_t mamba_groups = 0;
+  std::int64_t mamba_group_rows = 0;
   // kQkv only: heads and head size; output_sizes are then q, k, v = heads * head_dim.
   std::int64_t num_heads = 0;
   std::int64_t num_kv_heads = 0;
@@ -110,6 +115,10 @@ struct MambaState {
   // The SSM state dtype the config names (Nemotron-H `mamba_ssm_cache_dtype`, Qwen3.5
   // `mamba_ssm_dtype`), when it does; the vLLM version decides whether it is used.
   std::optional<Dtype> config_ssm_dtype;
+  // Mamba2: conv_channels include B and C of `groups` groups of `group_state` channels; a TP that does
+  // not divide the groups gives every rank the whole (single) group, as for in_proj.
+  std::int64_t groups = 0;
+  std::int64_t group_state = 0;
 };
 
 // What one decoder layer's attention stores in the KV cache.

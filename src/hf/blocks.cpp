@@ -38,6 +38,40 @@ void add_gqa_attention(const ParseContext& c, LayerSpec& layer, const std::strin
                                       attention_heads * head_dim, c.format_for(p, {"o_proj"}), o_bias));
 }
 
+void add_mamba2_mixer(const ParseContext& c, LayerSpec& layer, const std::string& x, std::int64_t H,
+                      const Mamba2Geometry& g) {
+  const std::int64_t inner = g.inner > 0 ? g.inner : g.heads * g.head_dim;
+  const std::int64_t conv_dim = inner + 2 * g.groups * g.state;
+  const QuantFormat plain = c.unquantized();
+  layer.attention.kind = AttentionKind::kMamba;
+  layer.attention.num_attention_heads = g.heads;
+  layer.attention.state = {conv_dim, g.conv_kernel - 1, g.heads, g.head_dim * g.state, MambaMixer::kMamba2,
+                           g.ssm_dtype, g.groups, g.state};
+  LinearModule in = make_linear(x + "in_proj", Component::kAttention, Parallelism::kColumn,
+                                {inner, inner, g.groups * g.state, g.groups * g.state, g.heads}, H,
+                                c.format_for({x + "in_proj"}), g.proj_bias);
+  in.mamba_groups = g.groups;
+  in.mamba_group_rows = g.state;
+  layer.linears.push_back(in);
+  LinearModule conv = make_linear(x + "conv1d", Component::kAttention, Parallelism::kColumn,
+                                  {inner, g.groups * g.state, g.groups * g.state}, g.conv_kernel, plain, g.conv_bias);
+  conv.mamba_groups = g.groups;
+  conv.mamba_group_rows = g.state;
+  layer.linears.push_back(conv);
+  LinearModule a = make_linear(x + "A_log", Component::kAttention, Parallelism::kColumn, {g.heads}, 1,
+                               c.unquantized_float32());
+  a.checkpoint_formats = {plain};
+  layer.linears.push_back(a);
+  for (const char* per_head : {"D", "dt_bias"}) {
+    layer.linears.push_back(make_linear(x + per_head, Component::kAttention, Parallelism::kColumn, {g.heads}, 1, plain));
+  }
+  if (g.rms_norm) {
+    layer.linears.push_back(make_linear(x + "norm", Component::kAttention, Parallelism::kColumn, {inner}, 1, plain));
+  }
+  layer.linears.push_back(make_linear(x + "out_proj", Component::kAttention, Parallelism::kRow, {H}, inner,
+                                      c.format_for({x + "out_proj"}), g.proj_bias));
+}
+
 Dtype dtype_field(const JsonReader& config, const std::string& key, Dtype fallback) {
   return optional_dtype_field(config, key).value_or(fallback);
 }

@@ -1,6 +1,7 @@
 // Building blocks the family parsers share: a gated MLP, a FusedMoE block, a GQA attention block.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "parse_context.h"
@@ -20,6 +21,19 @@ void add_experts(const ParseContext& c, LayerSpec& layer, const std::string& nam
 void add_gqa_attention(const ParseContext& c, LayerSpec& layer, const std::string& prefix, std::int64_t hidden,
                        std::int64_t query_heads, std::int64_t attention_heads, std::int64_t kv_heads,
                        std::int64_t head_dim, bool qkv_bias = false, bool o_bias = false);
+
+// vLLM's MambaMixer2 (layers/mamba/mamba_mixer2.py) under `prefix` ("...mixer."): in_proj [z, x, B, C,
+// dt] = [2·inner + 2·G·S + heads, H], conv1d [inner + 2·G·S, kernel] (+ bias; never quantized), A
+// (float32 in vLLM, the checkpoint's A_log in the model dtype), D and dt_bias per head, the gated
+// RMS norm [inner] when `rms_norm`, out_proj [H, inner]. Sets the layer's Mamba2 state.
+struct Mamba2Geometry {
+  std::int64_t heads = 0, head_dim = 0, groups = 0, state = 0, conv_kernel = 0;
+  std::int64_t inner = 0;  // heads × head_dim unless the config says otherwise (Falcon-H1 mamba_d_ssm)
+  bool conv_bias = true, proj_bias = false, rms_norm = true;
+  std::optional<Dtype> ssm_dtype;  // the config's SSM cache dtype, when it names one
+};
+void add_mamba2_mixer(const ParseContext& c, LayerSpec& layer, const std::string& prefix, std::int64_t hidden,
+                      const Mamba2Geometry& g);
 
 // A torch dtype named by config field `key` ("float32", "bfloat16", ...), or `fallback` when absent.
 Dtype dtype_field(const JsonReader& config, const std::string& key, Dtype fallback);

@@ -60,6 +60,9 @@ constexpr std::string_view kNemotronNasArchitectures[] = {"DeciLMForCausalLM"};
 constexpr ModelType kGemma4Types[] = {{"gemma4_text"}};
 constexpr std::string_view kGemma4Architectures[] = {"Gemma4ForConditionalGeneration", "Gemma4ForCausalLM"};
 
+constexpr ModelType kGraniteHybridTypes[] = {{"granitemoehybrid"}};
+constexpr std::string_view kGraniteHybridArchitectures[] = {"GraniteMoeHybridForCausalLM"};
+
 constexpr ModelType kKimiLinearTypes[] = {{"kimi_linear"}};
 constexpr std::string_view kKimiLinearArchitectures[] = {"KimiLinearForCausalLM"};
 
@@ -75,6 +78,7 @@ const std::array kFamilies = {
     Family{"jamba", kJambaTypes, kJambaArchitectures, parse_jamba},
     Family{"nemotron_nas", kNemotronNasTypes, kNemotronNasArchitectures, parse_nemotron_nas},
     Family{"gemma4", kGemma4Types, kGemma4Architectures, parse_gemma4},
+    Family{"granitemoehybrid", kGraniteHybridTypes, kGraniteHybridArchitectures, parse_granite_hybrid},
 };
 
 }  // namespace

@@ -43,10 +43,16 @@ void parse_nemotron_h(const ParseContext& c, ModelSpec& model) {
   const auto conv_kernel = t.integer("conv_kernel", 2, 64);
   const bool conv_bias = t.boolean("use_conv_bias", true);
   const bool proj_bias = t.boolean("mamba_proj_bias", t.boolean("use_bias", false));
-  const std::int64_t inner = m_heads * m_head_dim;
-  const std::int64_t conv_dim = inner + 2 * groups * state;
   // The SSM cache dtype the config asks for; vLLM 0.13+ uses it (NemotronHForCausalLMConfig).
-  const std::optional<Dtype> ssm_dtype = optional_dtype_field(t, "mamba_ssm_cache_dtype");
+  Mamba2Geometry mamba;
+  mamba.heads = m_heads;
+  mamba.head_dim = m_head_dim;
+  mamba.groups = groups;
+  mamba.state = state;
+  mamba.conv_kernel = conv_kernel;
+  mamba.conv_bias = conv_bias;
+  mamba.proj_bias = proj_bias;
+  mamba.ssm_dtype = optional_dtype_field(t, "mamba_ssm_cache_dtype");
   // ModelConfig.get_mamba_chunk_size: mamba_chunk_size, else chunk_size, else 2048.
   model.mamba_chunk_size = t.optional_integer("mamba_chunk_size", 1, kMaxHidden)
                                .value_or(t.optional_integer("chunk_size", 1, kMaxHidden).value_or(2048));
@@ -60,7 +66,6 @@ void parse_nemotron_h(const ParseContext& c, ModelSpec& model) {
   model.hidden_size = H;
   if (E > 0) model.num_experts_per_token = t.integer("num_experts_per_tok", 1, kMaxExperts);
   const Dtype dt = c.dtype;
-  const QuantFormat plain = c.unquantized();
   const QuantFormat router = c.unquantized_float32();
 
   for (std::int64_t i = 0; i < L; ++i) {
@@ -70,21 +75,7 @@ void parse_nemotron_h(const ParseContext& c, ModelSpec& model) {
     const char type = pattern[static_cast<std::size_t>(i)];
     layer.attention.kind = AttentionKind::kNone;
     if (type == 'M') {
-      const std::string x = p + "mixer.";
-      layer.attention.kind = AttentionKind::kMamba;
-      layer.attention.num_attention_heads = m_heads;
-      layer.attention.state = {conv_dim, conv_kernel - 1, m_heads, m_head_dim * state, MambaMixer::kMamba2, ssm_dtype};
-      layer.linears.push_back(make_linear(x + "in_proj", Component::kAttention, Parallelism::kColumn,
-                                          {inner, conv_dim, m_heads}, H, c.format_for({x + "in_proj"}), proj_bias));
-      layer.linears.push_back(make_linear(x + "conv1d", Component::kAttention, Parallelism::kColumn, {conv_dim},
-                                          conv_kernel, plain, conv_bias));
-      for (const char* per_head : {"A_log", "D", "dt_bias"}) {
-        layer.linears.push_back(make_linear(x + per_head, Component::kAttention, Parallelism::kColumn, {m_heads}, 1,
-                                            plain));
-      }
-      layer.linears.push_back(make_linear(x + "norm", Component::kAttention, Parallelism::kColumn, {inner}, 1, plain));
-      layer.linears.push_back(make_linear(x + "out_proj", Component::kAttention, Parallelism::kRow, {H}, inner,
-                                          c.format_for({x + "out_proj"}), proj_bias));
+      add_mamba2_mixer(c, layer, p + "mixer.", H, mamba);
     } else if (type == '*') {
       const std::string x = p + "mixer.";
       layer.attention = standard_attention(AttentionKind::kFull, n, kv, d);
