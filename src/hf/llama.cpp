@@ -38,6 +38,9 @@ struct Traits {
   bool qk_norm_replicated_over_all_heads = false;  // OLMo 2/3: q_norm [n·d], k_norm [kv·d], whole on every GPU
   bool qk_norm_by_config = false;                  // Command-R: per-head norms only with use_qk_norm
   bool always_tied = false;                        // Command-R: the head is the embedding (vLLM asserts it)
+  // Hunyuan (hunyuan_v1.py): o_proj biased like q/k/v by attention_bias, and with use_qk_norm per-head
+  // query_layernorm / key_layernorm [head_dim], replicated.
+  bool hunyuan_attention = false;
 };
 
 constexpr Traits kTraits[] = {
@@ -65,6 +68,11 @@ constexpr Traits kTraits[] = {
     {"olmo2", false, false, 2, false, MoeStyle::kDense, false, Traits::Norms::kPostOnly, true},
     {"olmo3", false, false, 2, false, MoeStyle::kDense, false, Traits::Norms::kPostOnly, true},
     {"exaone4", false, true, 2, false, MoeStyle::kDense, false, Traits::Norms::kPostOnly},
+    // Seed-OSS (seed_oss.py): q/k/v biased whatever attention_bias says, o_proj never; head_dim from
+    // the config (80 x 128 = 2 x hidden for the 36B).
+    {"seed_oss", true, false, 2, false, MoeStyle::kDense},
+    {"hunyuan_v1_dense", false, false, 2, false, MoeStyle::kDense, false, Traits::Norms::kPrePost, false, false, false,
+     true},
 };
 
 // Which layers keep only a sliding window, as the family's vLLM model decides it.
@@ -154,7 +162,16 @@ void parse_llama(const ParseContext& c, ModelSpec& model) {
       t, gemma3 ? HparamsDefaults{8, 4, 256, true, true, std::nullopt} : HparamsDefaults{});
   const std::int64_t H = hp.hidden_size, n = hp.num_attention_heads, kv = hp.num_key_value_heads, d = hp.head_dim,
                      I = hp.intermediate_size, L = hp.num_hidden_layers;
-  const bool attention_bias = t.boolean("attention_bias", false);
+  const bool attention_bias = t.boolean("attention_bias", false) || (tr.hunyuan_attention && t.boolean("bias", false));
+  const bool hunyuan_qk_norm = tr.hunyuan_attention && t.boolean("use_qk_norm", false);
+  if (tr.hunyuan_attention && t.has("attention_head_dim")) {
+    // hunyuan_v1.py: head_dim if set, else attention_head_dim, else hidden / heads.
+    const auto alias = t.integer("attention_head_dim", 1, kMaxHidden);
+    if (!t.has("head_dim") && alias != d) t.fail("attention_head_dim", fmt::format("{} (hidden_size / heads) or a head_dim", d));
+  }
+  if (tr.hunyuan_attention && t.boolean("use_cla", false) && t.optional_integer("cla_share_factor", 1, kMaxLayers).value_or(1) > 1) {
+    t.fail("use_cla", "false (cross-layer attention layers fail vLLM's KV-cache spec: its Attention asserts a decoder layer)");
+  }
   const bool qkv_bias = tr.qkv_bias || attention_bias;
   const bool mlp_bias = t.boolean("mlp_bias", false);
   const bool use_qk_norm = tr.qk_norm_by_config && t.boolean("use_qk_norm", false);
@@ -199,7 +216,11 @@ void parse_llama(const ParseContext& c, ModelSpec& model) {
     const std::string p = fmt::format("model.layers.{}.", i);
     const std::string a = p + "self_attn.";
 
-    add_gqa_attention(c, layer, a, H, n, n, kv, d, qkv_bias);
+    add_gqa_attention(c, layer, a, H, n, n, kv, d, qkv_bias, tr.hunyuan_attention && qkv_bias);
+    if (tr.hunyuan_attention && hunyuan_qk_norm) {
+      layer.replicated.push_back({a + "query_layernorm", Component::kAttention, d, dt});
+      layer.replicated.push_back({a + "key_layernorm", Component::kAttention, d, dt});
+    }
     if (tr.qk_norm) {
       layer.replicated.push_back({a + "q_norm", Component::kAttention, d, dt});
       layer.replicated.push_back({a + "k_norm", Component::kAttention, d, dt});

@@ -1,0 +1,59 @@
+// Llama-family members whose attention differs in one detail (src/hf/llama.cpp traits), by hand from
+// their vLLM model files. Their configs are assembled from recorded copies (tests/data/configs/*/
+// source.json says from where); no verbatim config.json of either was found.
+#include <gtest/gtest.h>
+
+#include "gpubudget/fit.h"
+#include "gpubudget/weights.h"
+#include "test_support.h"
+
+namespace gpubudget {
+namespace {
+
+FitResult fit_on_h100(const std::string& dir, std::int64_t tp) {
+  Deployment d;
+  d.tensor_parallel_size = tp;
+  return fit(load_model(test::data_dir() + "/configs/" + dir, test::configs()), load_gpu_preset("h100", test::configs()),
+             d, load_vllm_profile("", test::configs()));
+}
+
+// Seed-OSS-36B (seed_oss.py: q/k/v biased, o_proj not; head_dim 128 from the config): H 5120, 64 layers,
+// 80 heads / 8 KV heads, I 27648, vocabulary 155136 (a multiple of 64), untied. Per layer:
+// qkv (80 + 16) x 128 x 5120 + bias 12,288 + o 5120 x 10240 + MLP 3 x 27648 x 5120 + norms 2 x 5120 =
+// 540,039,168; with embedding and head 2 x 794,296,320 and the final norm: 36,151,104,512 parameters
+// (the "params/index" a snapshot of the repository records): 72,302,209,024 B. Per GPU add the RoPE
+// cache 524,288 x 128 x 2 = 134,217,728 B. TP 8: per layer (10 + 2) x 128 x 5120 + 1,536 + 5120 x 1280
+// + 3 x 3456 x 5120 + 10,240 = 67,513,856; embedding and head 2 x 19,392 x 5120; 4,519,465,984
+// parameters = 9,038,931,968 B + the RoPE cache.
+TEST(LlamaMembers, SeedOss) {
+  const FitResult tp1 = fit_on_h100("seed-oss-36b-instruct", 1);
+  EXPECT_EQ(checkpoint_bytes(load_model(test::data_dir() + "/configs/seed-oss-36b-instruct", test::configs())).count(),
+            72'302'209'024LL);
+  EXPECT_EQ(tp1.binding_worker().weights.total.count(), 72'302'209'024LL + 134'217'728LL);
+  EXPECT_EQ(fit_on_h100("seed-oss-36b-instruct", 8).binding_worker().weights.total.count(),
+            9'038'931'968LL + 134'217'728LL);
+  // KV: 2 x 8 x 128 x 2 = 4,096 B/token/layer at TP 1, x 64 layers; 512 at TP 8.
+  EXPECT_EQ(tp1.binding_worker().kv.bytes_per_token().count(), 64 * 4096);
+  EXPECT_EQ(fit_on_h100("seed-oss-36b-instruct", 8).binding_worker().kv.bytes_per_token().count(), 64 * 512);
+  EXPECT_EQ(tp1.judged_max_model_len, 524'288);
+}
+
+// Hunyuan-7B (hunyuan_v1.py: per-head query_layernorm / key_layernorm [128] with use_qk_norm, tied):
+// H 4096, 32 layers, 32 / 8 heads of 128, I 14336, vocabulary 128167 (padded to 128192 per GPU). Per
+// layer: attention 41,943,040 + MLP 176,160,768 + norms 8,192 + q/k norms 256 = 218,112,256; with the
+// embedding 128167 x 4096 and the final norm: 7,504,568,320 parameters = 15,009,136,640 B (the shards
+// of revision 01f52507 total about 15.02 GB). Per GPU the padded rows add 25 x 4096 x 2 = 204,800 B
+// and the RoPE cache 262,144 x 128 x 2 = 67,108,864 B. TP 8: per layer 5,242,880 + 22,020,096 + 8,448
+// = 27,271,424; embedding 16,024 x 4096; 938,323,968 parameters = 1,876,647,936 B + the RoPE cache.
+TEST(LlamaMembers, HunyuanDense) {
+  EXPECT_EQ(checkpoint_bytes(load_model(test::data_dir() + "/configs/hunyuan-7b-instruct", test::configs())).count(),
+            15'009'136'640LL);
+  const FitResult tp1 = fit_on_h100("hunyuan-7b-instruct", 1);
+  EXPECT_EQ(tp1.binding_worker().weights.total.count(), 15'009'136'640LL + 204'800LL + 67'108'864LL);
+  EXPECT_EQ(fit_on_h100("hunyuan-7b-instruct", 8).binding_worker().weights.total.count(),
+            1'876'647'936LL + 67'108'864LL);
+  EXPECT_EQ(tp1.binding_worker().kv.bytes_per_token().count(), 32 * 4096);
+}
+
+}  // namespace
+}  // namespace gpubudget
