@@ -151,12 +151,15 @@ void enumerate_units(const ModelSpec& model, const ParallelLayout& layout, UnitB
   for (const auto& t : model.mtp_tensors) b.tensor(t, -1, false).checkpoint_only = true;
   for (const auto& t : model.final_norms) b.tensor(t, -1, layout.is_last_stage());
   // A tied head reuses the embedding, except on a separate last stage, which builds its own.
-  const Bytes head_local(vocab_local * model.hidden_size * element_bytes(model.lm_head_format.dtype));
+  const std::int64_t head_columns = model.hidden_size + (model.lm_head_bias ? 1 : 0);  // the bias: one per row
+  const Bytes head_local(vocab_local * head_columns * element_bytes(model.lm_head_format.dtype));
   const bool head_on_gpu = layout.is_last_stage() && (!model.tie_word_embeddings || layout.pp > 1);
   if (!model.tie_word_embeddings || head_on_gpu) {
     WeightUnit& head = b.add("lm_head", model.tie_word_embeddings ? std::vector<std::string>{} : b.names("lm_head"),
                              Component::kLmHead, -1,
-                             Bytes(model.tie_word_embeddings ? 0 : table * element_bytes(model.lm_head_format.dtype)),
+                             Bytes(model.tie_word_embeddings
+                                       ? 0
+                                       : model.vocab_size * head_columns * element_bytes(model.lm_head_format.dtype)),
                              head_on_gpu ? head_local : Bytes(0));
     head.runtime_only = model.tie_word_embeddings;
   }

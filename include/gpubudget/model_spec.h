@@ -178,6 +178,7 @@ struct ModelSpec {
   bool tie_word_embeddings = false;
   std::string embedding_name = "model.embed_tokens";  // checkpoint module of the token embedding
   QuantFormat lm_head_format;
+  bool lm_head_bias = false;  // a bias of vocab rows, split with the head (PhiMoE)
   std::vector<LayerSpec> layers;  // decoder layers only; MTP / next-n layers are not loaded by vLLM
   std::int64_t skipped_mtp_layers = 0;
   // Keys of config.json (and its text_config, as "text_config.KEY") that the family parser did not read

@@ -171,6 +171,7 @@ constexpr FamilyKey kByFamily[] = {
     {"deepseek_v2", "partial_rotary_factor", "1.0", "MLA rotates qk_rope_head_dim, read"},
     {"llama", "max_window_layers", "", "used by vLLM only with use_sliding_window, which the parser reads"},
     {"llama", "qkv_bias", "", "not read by vLLM's Qwen3-MoE (its biases follow attention_bias)"},
+    {"llama", "input_jitter_noise", "", "PhiMoE's training-time input noise"},
     {"llama", "attention_out_bias", "false", "Seed-OSS: o_proj without bias, as seed_oss.py builds it"},
     {"llama", "use_qk_norm", "true", "the family builds q/k norms whatever the key says"},
     {"granitemoehybrid", "attention_multiplier", "", "muP scale of the attention scores: no tensor"},

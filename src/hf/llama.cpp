@@ -22,7 +22,21 @@ enum class MoeStyle {
   kQwen,     // `num_experts`; dense layers by decoder_sparse_step and mlp_only_layers
   kMixtral,  // `num_local_experts` on every layer (block_sparse_moe)
   kMiniMax,  // as Mixtral, with an fp32 router and a score-correction bias
+  kHunyuan,  // every layer: `num_experts` of moe_intermediate_size (per layer or one), router mlp.gate.wg,
+             // and with use_mixed_mlp_moe a shared MLP of intermediate_size x num_shared_expert
 };
+
+// A key that is one integer for every layer or a list of one per layer (Hunyuan's moe_topk,
+// moe_intermediate_size, num_shared_expert).
+std::vector<std::int64_t> per_layer_integers(const JsonReader& t, const std::string& key, std::int64_t layers,
+                                             std::int64_t min, std::int64_t max) {
+  if (t.has(key) && t.value()[key].is_array()) {
+    auto values = t.integer_list(key, min, max);
+    if (static_cast<std::int64_t>(values.size()) != layers) t.fail(key, fmt::format("{} entries or one integer", layers));
+    return values;
+  }
+  return std::vector<std::int64_t>(static_cast<std::size_t>(layers), t.integer(key, min, max));
+}
 
 // What distinguishes the members of the family.
 struct Traits {
@@ -41,6 +55,8 @@ struct Traits {
   // Hunyuan (hunyuan_v1.py): o_proj biased like q/k/v by attention_bias, and with use_qk_norm per-head
   // query_layernorm / key_layernorm [head_dim], replicated.
   bool hunyuan_attention = false;
+  // PhiMoE (phimoe.py): q/k/v and o_proj always biased, LayerNorms with a bias, a biased lm_head.
+  bool phimoe_layout = false;
 };
 
 constexpr Traits kTraits[] = {
@@ -72,6 +88,10 @@ constexpr Traits kTraits[] = {
     // the config (80 x 128 = 2 x hidden for the 36B).
     {"seed_oss", true, false, 2, false, MoeStyle::kDense},
     {"hunyuan_v1_dense", false, false, 2, false, MoeStyle::kDense, false, Traits::Norms::kPrePost, false, false, false,
+     true},
+    {"hunyuan_v1_moe", false, false, 2, false, MoeStyle::kHunyuan, false, Traits::Norms::kPrePost, false, false, false,
+     true},
+    {"phimoe", true, false, 2, false, MoeStyle::kMixtral, false, Traits::Norms::kPrePost, false, false, false, false,
      true},
 };
 
@@ -105,7 +125,7 @@ std::vector<bool> sliding_layers(const JsonReader& t, const std::string& model_t
     // Cohere2Config without layer_types: every sliding_window_pattern-th layer is global (default 4).
     const auto pattern = t.optional_integer("sliding_window_pattern", 1, kMaxLayers).value_or(4);
     for (std::int64_t i = 0; i < L; ++i) sliding[static_cast<std::size_t>(i)] = (i + 1) % pattern != 0;
-  } else if ((model_type == "mistral" || model_type == "phi3") && window) {
+  } else if ((model_type == "mistral" || model_type == "phi3" || model_type == "phimoe") && window) {
     // Not interleaved: vLLM sets cache_config.sliding_window from the config and every layer, passing
     // no window of its own, takes it (Mistral 7B v0.1, Phi-3).
     std::fill(sliding.begin(), sliding.end(), true);
@@ -204,7 +224,17 @@ void parse_llama(const ParseContext& c, ModelSpec& model) {
       }
     }
   }
-  if (experts > 0) model.num_experts_per_token = t.integer("num_experts_per_tok", 1, kMaxExperts);
+  std::vector<std::int64_t> layer_moe_I, layer_shared;
+  if (moe == MoeStyle::kHunyuan) {
+    experts = t.integer("num_experts", 2, kMaxExperts);
+    layer_moe_I = per_layer_integers(t, "moe_intermediate_size", L, 1, kMaxIntermediate);
+    const auto topk = per_layer_integers(t, "moe_topk", L, 1, experts);
+    model.num_experts_per_token = *std::max_element(topk.begin(), topk.end());
+    layer_shared = t.boolean("use_mixed_mlp_moe", false) ? per_layer_integers(t, "num_shared_expert", L, 0, 64)
+                                                         : std::vector<std::int64_t>(static_cast<std::size_t>(L), 0);
+  } else if (experts > 0) {
+    model.num_experts_per_token = t.integer("num_experts_per_tok", 1, kMaxExperts);
+  }
 
   const Dtype dt = c.dtype;
   for (std::int64_t i = 0; i < L; ++i) {
@@ -216,7 +246,7 @@ void parse_llama(const ParseContext& c, ModelSpec& model) {
     const std::string p = fmt::format("model.layers.{}.", i);
     const std::string a = p + "self_attn.";
 
-    add_gqa_attention(c, layer, a, H, n, n, kv, d, qkv_bias, tr.hunyuan_attention && qkv_bias);
+    add_gqa_attention(c, layer, a, H, n, n, kv, d, qkv_bias, (tr.hunyuan_attention && qkv_bias) || tr.phimoe_layout);
     if (tr.hunyuan_attention && hunyuan_qk_norm) {
       layer.replicated.push_back({a + "query_layernorm", Component::kAttention, d, dt});
       layer.replicated.push_back({a + "key_layernorm", Component::kAttention, d, dt});
@@ -240,7 +270,16 @@ void parse_llama(const ParseContext& c, ModelSpec& model) {
     const std::string m = p + "mlp.";
     layer.is_moe = experts > 0 && (i + 1) % sparse_step == 0 &&
                    std::find(dense_only.begin(), dense_only.end(), i) == dense_only.end();
-    if (layer.is_moe) {
+    if (layer.is_moe && moe == MoeStyle::kHunyuan) {
+      // hunyuan_v1.py HunYuanSparseMoeBlock: the router in the model dtype (ReplicatedLinear).
+      const auto at = static_cast<std::size_t>(i);
+      layer.linears.push_back(make_linear(m + "gate.wg", Component::kRouter, Parallelism::kReplicated, {experts}, H,
+                                          c.unquantized()));
+      add_experts(c, layer, m + "experts", experts, layer_moe_I[at], H);
+      if (layer_shared[at] > 0) {
+        add_gated_mlp(c, layer, m + "shared_mlp.", H, I * layer_shared[at], Component::kSharedExperts);
+      }
+    } else if (layer.is_moe) {
       const bool block_sparse = moe == MoeStyle::kMixtral || moe == MoeStyle::kMiniMax;
       const std::string gate_name = block_sparse ? p + "block_sparse_moe.gate" : m + "gate";
       // MiniMax-M2 keeps its router in fp32.
@@ -262,16 +301,18 @@ void parse_llama(const ParseContext& c, ModelSpec& model) {
     static constexpr const char* kNormNames[] = {"input_layernorm", "post_attention_layernorm",
                                                  "pre_feedforward_layernorm", "post_feedforward_layernorm"};
     static constexpr int kPostOnly[] = {1, 3};
+    const std::int64_t norm_elements = tr.phimoe_layout ? 2 * H : H;  // LayerNorm: weight and bias
     if (tr.norms == Traits::Norms::kPostOnly) {
       for (const int k : kPostOnly) layer.replicated.push_back({p + kNormNames[k], Component::kNorms, H, dt});
     } else {
       for (int k = 0; k < tr.norms_per_layer; ++k) {
-        layer.replicated.push_back({p + kNormNames[k], Component::kNorms, H, dt});
+        layer.replicated.push_back({p + kNormNames[k], Component::kNorms, norm_elements, dt});
       }
     }
     model.layers.push_back(std::move(layer));
   }
-  model.final_norms.push_back({"model.norm", Component::kNorms, H, dt});
+  model.final_norms.push_back({"model.norm", Component::kNorms, tr.phimoe_layout ? 2 * H : H, dt});
+  model.lm_head_bias = tr.phimoe_layout && t.boolean("lm_head_bias", true);
   if (model.model_type == "mimo") add_mimo_mtp_layers(t, model, H, dt, c.unquantized());
   const double partial = t.optional_number("partial_rotary_factor", 0.0, 1.0).value_or(1.0);
   const auto rotary_dim = t.optional_integer("rotary_dim", 1, kMaxHidden)

@@ -4,6 +4,8 @@
 //   default, llama3:     positions = max_position_embeddings
 //   linear, dynamic:     positions = max_position_embeddings × factor
 //   yarn (incl. DeepSeek): positions = original_max_position_embeddings × factor
+//   longrope / su (Phi-3): positions = original_max_position_embeddings + max_position_embeddings (short
+//                        and long caches in one buffer, phi3_long_rope_scaled_rope.py)
 //   multimodal (mrope_section, MRotaryEmbedding): 4 × those positions ("the maximum index value is
 //   related to the duration of the input video", mrope.py cache_max_position_num)
 #include <cmath>
@@ -33,6 +35,12 @@ std::int64_t rope_positions(const JsonReader& t, const JsonReader* rope, std::in
   const auto type = rope->optional_string("rope_type").value_or(rope->optional_string("type").value_or("default"));
   const double factor = rope->optional_number("factor", 1e-6, 1024).value_or(1.0);
   if (type == "linear" || type == "dynamic") return scaled_positions(*rope, max_pos, factor);
+  if (type == "longrope" || type == "su") {
+    // Phi3LongRoPEScaledRotaryEmbedding: one buffer of the short (original length) and long caches.
+    const auto original = rope->optional_integer("original_max_position_embeddings", 1, kMaxPositions)
+                              .value_or(t.optional_integer("original_max_position_embeddings", 1, kMaxPositions).value_or(0));
+    return max_pos + original;
+  }
   if (type == "yarn") {
     const auto original = rope->optional_integer("original_max_position_embeddings", 1, kMaxPositions).value_or(max_pos);
     return scaled_positions(*rope, original, factor);

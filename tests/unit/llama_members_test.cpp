@@ -55,5 +55,46 @@ TEST(LlamaMembers, HunyuanDense) {
   EXPECT_EQ(tp1.binding_worker().kv.bytes_per_token().count(), 32 * 4096);
 }
 
+// Hunyuan-A13B (hunyuan_v1.py HunYuanSparseMoeBlock): every layer MoE, 64 experts of 3072 (per-layer
+// lists), router mlp.gate.wg [64, 4096] in the model dtype, a shared MLP of intermediate_size 3072 x
+// num_shared_expert 1. Per layer: attention 41,943,040 + experts 64 x 3 x 3072 x 4096 = 2,415,919,104
+// + shared 37,748,736 + router 262,144 + norms 8,448 = 2,495,881,472; x 32 + the embedding
+// 524,972,032 + 4,096 = 80,393,183,232 parameters ("80B total"): 160,786,366,464 B in bf16 (the
+// checkpoint may keep wg in float32, as transformers builds it: then 16,777,216 B more on disk). Per
+// GPU + 204,800 B of padded vocabulary rows (this assembled config has no max_position_embeddings, so
+// no RoPE cache). TP 8: per layer 5,242,880 + 301,989,888 + 4,718,592 + 262,144 + 8,448 = 312,221,952;
+// x 32 + 16,024 x 4096 + 4,096 = 10,056,740,864 parameters = 20,113,481,728 B.
+TEST(LlamaMembers, HunyuanMoe) {
+  const ModelSpec m = load_model(test::data_dir() + "/configs/hunyuan-a13b-instruct", test::configs());
+  EXPECT_EQ(m.num_experts_per_token, 8);
+  EXPECT_EQ(checkpoint_bytes(m).count(), 160'786'366'464LL);
+  EXPECT_EQ(fit_on_h100("hunyuan-a13b-instruct", 1).binding_worker().weights.total.count(), 160'786'366'464LL + 204'800LL);
+  EXPECT_EQ(fit_on_h100("hunyuan-a13b-instruct", 8).binding_worker().weights.total.count(), 20'113'481'728LL);
+}
+
+// Phi-3.5-MoE (phimoe.py): q/k/v and o_proj biased whatever attention_bias says, LayerNorms with a
+// bias, 16 experts of 6400 in every layer (w1/w2/w3), a biased untied head; H 4096, 32 layers, 32 / 8
+// heads of 128, vocabulary 32064 (a multiple of 64). Per layer: qkv 25,165,824 + bias 6,144 + o
+// 16,777,216 + bias 4,096 + router 65,536 + experts 16 x 3 x 6400 x 4096 = 1,258,291,200 + four norm
+// vectors 16,384 = 1,300,326,400; x 32 + embedding and head 2 x 131,334,144 + head bias 32,064 + final
+// LayerNorm 8,192 = 41,873,153,344 parameters ("41.9B"): 83,746,306,688 B. Per GPU the longrope cache
+// holds the short and long tables: (4096 + 131072) x 128 x 2 = 34,603,008 B. TP 8: per layer qkv
+// 3,145,728 + 768 + o 2,097,152 + 4,096 (row bias, whole) + 65,536 + 157,286,400 + 16,384 = 162,616,064;
+// x 32 + 2 x 4008 x 4096 + 4008 + 8,192 = 5,236,559,784 parameters = 10,473,119,568 B.
+// KV: no per-layer window, so every layer takes cache_config.sliding_window 131072 (not interleaved).
+TEST(LlamaMembers, PhiMoe) {
+  const ModelSpec m = load_model(test::data_dir() + "/configs/phi-3.5-moe-instruct", test::configs());
+  EXPECT_TRUE(m.unmodelled_config_keys.empty());
+  EXPECT_EQ(checkpoint_bytes(m).count(), 83'746'306'688LL);
+  EXPECT_EQ(fit_on_h100("phi-3.5-moe-instruct", 1).binding_worker().weights.total.count(),
+            83'746'306'688LL + 34'603'008LL);
+  EXPECT_EQ(fit_on_h100("phi-3.5-moe-instruct", 8).binding_worker().weights.total.count(),
+            10'473'119'568LL + 34'603'008LL);
+  for (const auto& layer : m.layers) {
+    EXPECT_EQ(layer.attention.kind, AttentionKind::kSlidingWindow);
+    EXPECT_EQ(layer.attention.window, 131'072);
+  }
+}
+
 }  // namespace
 }  // namespace gpubudget
