@@ -181,6 +181,14 @@ void parse_generic(const ParseContext& c, const CheckpointHeaders& headers, Mode
         header_layers = std::max(header_layers, p.layer + 1);
       }
       const auto [module, suffix] = split_suffix(tensor.name);
+      // A recurrent mixer (Mamba, linear attention) keeps a per-request state the generic layout cannot
+      // size; counting only the attention caches would be silently wrong.
+      if (p.layer >= 0 && (leaf_of(module) == "A_log" || leaf_of(module) == "conv1d" || suffix == "A_log" ||
+                           p.rest.find("mamba.") != std::string::npos || p.rest.find("linear_attn.") != std::string::npos)) {
+        throw InputError(fmt::format("{}: unsupported architecture {} (model_type \"{}\"): {} belongs to a recurrent "
+                                     "mixer (Mamba / linear attention), whose state the generic path does not size",
+                                     where, model.architecture, model.model_type, tensor.name));
+      }
       const auto experts_at = p.rest.find("experts.");
       if (p.layer >= 0 && experts_at != std::string::npos &&
           (experts_at == 0 || p.rest[experts_at - 1] == '.')) {

@@ -225,6 +225,18 @@ TEST(GenericPath, RefusesWhatItCannotSize) {
   EXPECT_EQ(r.code, 3);
   EXPECT_NE(r.err.find("unquantized checkpoints only"), std::string::npos) << r.err;
 
+  // A recurrent mixer (Falcon-H1's parallel Mamba2): its state is no attention cache.
+  config = zeta_config(false);
+  std::ofstream(dir / "config.json") << config.dump();
+  auto tensors = zeta_tensors(true);
+  tensors.push_back({"model.layers.0.mamba.A_log", "F32", {16}});
+  tensors.push_back({"model.layers.0.mamba.in_proj.weight", "BF16", {64, 256}});
+  fs::remove(dir / "model-00001-of-00001.safetensors");
+  test::write_sharded_checkpoint(dir, tensors, 1);
+  r = test::run_cli({"fit", dir.string(), "--gpu", "h100"});
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("recurrent mixer"), std::string::npos) << r.err;
+
   // A model type known to need its own attention (DeepSeek-V4) is refused even with headers.
   config = zeta_config(false);
   config["model_type"] = "deepseek_v4";
