@@ -24,7 +24,7 @@ constexpr ModelType kLlamaTypes[] = {
     {"gemma"},     {"gemma2"},            {"gemma3_text", 131072},          {"qwen2_moe"}, {"qwen3_moe"},
     {"mixtral"},   {"minimax_m2"},        {"qwen3_vl_text"}, {"qwen3_vl_moe_text"}, {"cohere"},    {"cohere2"},
     {"olmo2"},     {"olmo3"},             {"exaone4"},       {"ministral3"}, {"qwen2_vl"},  {"qwen2_5_vl"}, {"mimo"},
-    {"seed_oss"},  {"hunyuan_v1_dense"}, {"hunyuan_v1_moe"}, {"phimoe"}};
+    {"seed_oss"},  {"hunyuan_v1_dense"}, {"hunyuan_v1_moe"}, {"phimoe"}, {"ernie4_5"}, {"ernie4_5_moe"}};
 constexpr std::string_view kLlamaArchitectures[] = {
     "LlamaForCausalLM",   "LLaMAForCausalLM",     "MistralForCausalLM",    "Qwen2ForCausalLM",
     "Qwen3ForCausalLM",   "Phi3ForCausalLM",      "GraniteForCausalLM",    "GemmaForCausalLM",
@@ -33,7 +33,8 @@ constexpr std::string_view kLlamaArchitectures[] = {
     "Qwen3VLMoeForConditionalGeneration",         "Mistral3ForConditionalGeneration", "CohereForCausalLM",
     "Cohere2ForCausalLM", "Olmo2ForCausalLM",     "Olmo3ForCausalLM",      "Exaone4ForCausalLM",
     "Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "MiMoForCausalLM",
-    "SeedOssForCausalLM", "HunYuanDenseV1ForCausalLM", "HunYuanMoEV1ForCausalLM", "PhiMoEForCausalLM"};
+    "SeedOssForCausalLM", "HunYuanDenseV1ForCausalLM", "HunYuanMoEV1ForCausalLM", "PhiMoEForCausalLM",
+    "Ernie4_5ForCausalLM", "Ernie4_5_MoeForCausalLM"};
 
 constexpr ModelType kLlama4Types[] = {{"llama4_text"}};
 constexpr std::string_view kLlama4Architectures[] = {"Llama4ForCausalLM", "Llama4ForConditionalGeneration"};

@@ -22,6 +22,9 @@ enum class MoeStyle {
   kQwen,     // `num_experts`; dense layers by decoder_sparse_step and mlp_only_layers
   kMixtral,  // `num_local_experts` on every layer (block_sparse_moe)
   kMiniMax,  // as Mixtral, with an fp32 router and a score-correction bias
+  kErnie,    // ERNIE 4.5 (ernie45_moe.py): MoE on layers (i+1) % moe_layer_interval == 0 within
+             // [moe_layer_start_index, moe_layer_end_index], a float32 router and score-correction bias,
+             // shared experts of moe_intermediate_size x moe_num_shared_experts; dense layers elsewhere
   kHunyuan,  // every layer: `num_experts` of moe_intermediate_size (per layer or one), router mlp.gate.wg,
              // and with use_mixed_mlp_moe a shared MLP of intermediate_size x num_shared_expert
 };
@@ -91,6 +94,10 @@ constexpr Traits kTraits[] = {
      true},
     {"hunyuan_v1_moe", false, false, 2, false, MoeStyle::kHunyuan, false, Traits::Norms::kPrePost, false, false, false,
      true},
+    // ERNIE 4.5 (ernie45.py is vLLM's Llama with non-neox RoPE; ernie45_moe.py): q/k/v bias only with
+    // use_bias (the MoE model; the dense one refuses it, as vLLM's Llama class would drop those biases).
+    {"ernie4_5", false, false, 2, true, MoeStyle::kDense},
+    {"ernie4_5_moe", false, false, 2, true, MoeStyle::kErnie},
     {"phimoe", true, false, 2, false, MoeStyle::kMixtral, false, Traits::Norms::kPrePost, false, false, false, false,
      true},
 };
@@ -166,6 +173,29 @@ void add_mimo_mtp_layers(const JsonReader& t, ModelSpec& model, std::int64_t H, 
   }
 }
 
+// ERNIE 4.5's next-token predictors (ernie_mtp.py; vLLM's main model skips every "mtp" weight):
+// mtp_emb_norm.K and mtp_hidden_norm.K [H], mtp_linear_proj.K [H, 2H] (a plain nn.Linear), and
+// mtp_block.K, a dense decoder layer of intermediate_size (the first layer's shape when it is dense).
+void add_ernie_mtp_layers(const JsonReader& t, ModelSpec& model, std::int64_t H, Dtype dt, const QuantFormat& plain) {
+  const auto nextn = t.optional_integer("num_nextn_predict_layers", 0, kMaxLayers).value_or(0);
+  if (nextn == 0 || model.layers.empty()) return;
+  if (model.layers.front().is_moe) {
+    t.fail("num_nextn_predict_layers", "0 when layer 0 is a MoE layer (the MTP block is dense and sized from it)");
+  }
+  model.skipped_mtp_layers = nextn;
+  for (std::int64_t k = 0; k < nextn; ++k) {
+    LayerSpec block = model.layers.front();
+    rename_layer(block, "model.layers.0.", fmt::format("model.mtp_block.{}.", k));
+    block.index = static_cast<std::int64_t>(model.layers.size()) + k;
+    model.mtp_layers.push_back(std::move(block));
+    for (const char* norm : {"mtp_emb_norm", "mtp_hidden_norm"}) {
+      model.mtp_tensors.push_back({fmt::format("model.{}.{}", norm, k), Component::kNorms, H, dt});
+    }
+    model.mtp_linears.push_back(make_linear(fmt::format("model.mtp_linear_proj.{}", k), Component::kAttention,
+                                            Parallelism::kReplicated, {H}, 2 * H, plain));
+  }
+}
+
 }  // namespace
 
 void parse_llama(const ParseContext& c, ModelSpec& model) {
@@ -182,7 +212,14 @@ void parse_llama(const ParseContext& c, ModelSpec& model) {
       t, gemma3 ? HparamsDefaults{8, 4, 256, true, true, std::nullopt} : HparamsDefaults{});
   const std::int64_t H = hp.hidden_size, n = hp.num_attention_heads, kv = hp.num_key_value_heads, d = hp.head_dim,
                      I = hp.intermediate_size, L = hp.num_hidden_layers;
-  const bool attention_bias = t.boolean("attention_bias", false) || (tr.hunyuan_attention && t.boolean("bias", false));
+  const bool ernie = tr.moe == MoeStyle::kErnie;
+  const bool use_bias = model.model_type.starts_with("ernie4_5") && t.boolean("use_bias", false);
+  if (use_bias && !ernie) {
+    t.fail("use_bias", "false (vLLM's Ernie4_5ForCausalLM is its Llama model, which does not read use_bias and "
+                       "would drop the checkpoint's biases)");
+  }
+  const bool attention_bias =
+      t.boolean("attention_bias", false) || (tr.hunyuan_attention && t.boolean("bias", false)) || use_bias;
   const bool hunyuan_qk_norm = tr.hunyuan_attention && t.boolean("use_qk_norm", false);
   if (tr.hunyuan_attention && t.has("attention_head_dim")) {
     // hunyuan_v1.py: head_dim if set, else attention_head_dim, else hidden / heads.
@@ -225,14 +262,24 @@ void parse_llama(const ParseContext& c, ModelSpec& model) {
     }
   }
   std::vector<std::int64_t> layer_moe_I, layer_shared;
-  if (moe == MoeStyle::kHunyuan) {
+  std::int64_t moe_first = 0, moe_last = L - 1;
+  if (moe == MoeStyle::kErnie) {
+    experts = t.integer("moe_num_experts", 1, kMaxExperts);
+    moe_I = t.integer("moe_intermediate_size", 1, kMaxIntermediate);
+    shared_I = moe_I * t.optional_integer("moe_num_shared_experts", 0, 64).value_or(0);
+    sparse_step = t.optional_integer("moe_layer_interval", 1, kMaxLayers).value_or(1);
+    moe_first = t.optional_integer("moe_layer_start_index", 0, L - 1).value_or(0);
+    const auto end = t.optional_integer("moe_layer_end_index", -1, L - 1).value_or(L - 1);
+    moe_last = end < 0 ? L - 1 : end;
+    model.num_experts_per_token = t.integer("moe_k", 1, experts);
+  } else if (moe == MoeStyle::kHunyuan) {
     experts = t.integer("num_experts", 2, kMaxExperts);
     layer_moe_I = per_layer_integers(t, "moe_intermediate_size", L, 1, kMaxIntermediate);
     const auto topk = per_layer_integers(t, "moe_topk", L, 1, experts);
     model.num_experts_per_token = *std::max_element(topk.begin(), topk.end());
     layer_shared = t.boolean("use_mixed_mlp_moe", false) ? per_layer_integers(t, "num_shared_expert", L, 0, 64)
                                                          : std::vector<std::int64_t>(static_cast<std::size_t>(L), 0);
-  } else if (experts > 0) {
+  } else if (experts > 0 && !ernie) {
     model.num_experts_per_token = t.integer("num_experts_per_tok", 1, kMaxExperts);
   }
 
@@ -268,9 +315,18 @@ void parse_llama(const ParseContext& c, ModelSpec& model) {
     }
 
     const std::string m = p + "mlp.";
-    layer.is_moe = experts > 0 && (i + 1) % sparse_step == 0 &&
+    layer.is_moe = experts > 0 && (i + 1) % sparse_step == 0 && i >= moe_first && i <= moe_last &&
                    std::find(dense_only.begin(), dense_only.end(), i) == dense_only.end();
-    if (layer.is_moe && moe == MoeStyle::kHunyuan) {
+    if (layer.is_moe && ernie) {
+      LinearModule gate = make_linear(m + "gate", Component::kRouter, Parallelism::kReplicated, {experts}, H,
+                                      c.unquantized_float32());
+      gate.checkpoint_formats = {c.unquantized()};  // float32 in vLLM (params_dtype), stored in the model dtype
+      layer.linears.push_back(gate);
+      layer.replicated.push_back({m + "moe_statics.e_score_correction_bias", Component::kRouter, experts,
+                                  Dtype::kFloat32});
+      add_experts(c, layer, m + "experts", experts, moe_I, H);
+      if (shared_I > 0) add_gated_mlp(c, layer, m + "shared_experts.", H, shared_I, Component::kSharedExperts);
+    } else if (layer.is_moe && moe == MoeStyle::kHunyuan) {
       // hunyuan_v1.py HunYuanSparseMoeBlock: the router in the model dtype (ReplicatedLinear).
       const auto at = static_cast<std::size_t>(i);
       layer.linears.push_back(make_linear(m + "gate.wg", Component::kRouter, Parallelism::kReplicated, {experts}, H,
@@ -314,6 +370,7 @@ void parse_llama(const ParseContext& c, ModelSpec& model) {
   model.final_norms.push_back({"model.norm", Component::kNorms, tr.phimoe_layout ? 2 * H : H, dt});
   model.lm_head_bias = tr.phimoe_layout && t.boolean("lm_head_bias", true);
   if (model.model_type == "mimo") add_mimo_mtp_layers(t, model, H, dt, c.unquantized());
+  if (ernie) add_ernie_mtp_layers(t, model, H, dt, c.unquantized());
   const double partial = t.optional_number("partial_rotary_factor", 0.0, 1.0).value_or(1.0);
   const auto rotary_dim = t.optional_integer("rotary_dim", 1, kMaxHidden)
                               .value_or(static_cast<std::int64_t>(static_cast<double>(d) * partial));

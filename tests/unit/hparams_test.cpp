@@ -60,6 +60,7 @@ TEST(Families, EveryRegisteredModelTypeParsesAMinimalConfigOfItsFamily) {
           R"({{"architectures": ["{}"], "model_type": "{}", "hidden_size": 64, "num_hidden_layers": 2,
               "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100, "num_experts": 4,
               "num_local_experts": 4, "moe_intermediate_size": 32, "num_experts_per_tok": 2, "moe_topk": 2,
+              "moe_num_experts": 4, "moe_k": 2,
               "sliding_window": 4096}})",
           family.architectures.front(), type.name);
       const ModelSpec m = parse_model_config(json, "", "config.json");

@@ -96,5 +96,39 @@ TEST(LlamaMembers, PhiMoe) {
   }
 }
 
+// ERNIE-4.5-21B-A3B (ernie45_moe.py): H 2560, 28 layers, 20 / 4 heads of 128, tied vocabulary 103424;
+// layer 0 dense (12288), layers 1-27 MoE: 64 experts of 1536, shared experts 2 x 1536, router [64, 2560]
+// and its correction bias [64] in float32 (vLLM's params_dtype). Per GPU at TP 1, parameters:
+// attention (20 + 8) x 128 x 2560 + 2560 x 2560 = 15,728,640 x 28; dense MLP 94,371,840; per MoE layer
+// experts 754,974,720 + shared 23,592,960; norms 5,120 x 28 + 2,560; embedding 264,765,440: 21,821,012,480
+// in bf16 plus 27 x (163,840 + 64) in float32 = 43,659,726,592 B, + the RoPE cache 131072 x 128 x 2 =
+// 33,554,432 B. The checkpoint (its routers assumed in bf16, the [1, 64] statics in float32) also holds
+// one MTP layer vLLM skips: a dense decoder layer 110,105,600 + two norms 5,120 + mtp_linear_proj
+// 2560 x 5120 = 123,217,920 parameters: 2 x (21,821,012,480 + 27 x 163,840 + 123,217,920) + 27 x 64 x 4
+// = 43,897,315,072 B. TP 8 is refused (20 heads); TP 4 per GPU: 10,928,426,752 B + the RoPE cache.
+TEST(LlamaMembers, ErnieMoe) {
+  const ModelSpec m = load_model(test::data_dir() + "/configs/ernie-4.5-21b-a3b-pt", test::configs());
+  EXPECT_EQ(m.skipped_mtp_layers, 1);
+  EXPECT_FALSE(m.layers[0].is_moe);
+  EXPECT_TRUE(m.layers[1].is_moe);
+  EXPECT_EQ(checkpoint_bytes(m).count(), 43'897'315'072LL);
+  EXPECT_EQ(fit_on_h100("ernie-4.5-21b-a3b-pt", 1).binding_worker().weights.total.count(),
+            43'659'726'592LL + 33'554'432LL);
+  EXPECT_EQ(fit_on_h100("ernie-4.5-21b-a3b-pt", 4).binding_worker().weights.total.count(),
+            10'928'426'752LL + 33'554'432LL);
+  test::expect_input_error([] { (void)fit_on_h100("ernie-4.5-21b-a3b-pt", 8); }, "num_attention_heads 20");
+}
+
+// ERNIE-4.5-0.3B (vLLM's Llama): H 1024, 18 layers, 16 / 2 heads of 128, I 3072, tied vocabulary 103424.
+// Per layer (16 + 4) x 128 x 1024 + 1024 x 2048 + 3 x 3072 x 1024 + 2,048 = 14,157,824; x 18 +
+// 105,906,176 + 1,024 = 360,748,032 parameters ("0.36B") = 721,496,064 B. TP 4 (2 KV heads: one,
+// replicated, per rank): per layer (4 + 2) x 128 x 1024 + 1024 x 512 + 3 x 768 x 1024 + 2,048 =
+// 3,672,064; x 18 + 25,856 x 1024 + 1,024 = 92,574,720 parameters = 185,149,440 B (+ the RoPE cache).
+TEST(LlamaMembers, ErnieDense) {
+  const ModelSpec m = load_model(test::data_dir() + "/configs/ernie-4.5-0.3b-pt", test::configs());
+  EXPECT_EQ(checkpoint_bytes(m).count(), 721'496'064LL);
+  EXPECT_EQ(fit_on_h100("ernie-4.5-0.3b-pt", 4).binding_worker().weights.total.count(), 185'149'440LL + 33'554'432LL);
+}
+
 }  // namespace
 }  // namespace gpubudget
