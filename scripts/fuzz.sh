@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzzes one target for a while with libFuzzer (Debian clang), starting from the committed seed corpus:
-#   scripts/fuzz.sh TARGET SECONDS        TARGET: model_config | safetensors_header | vllm_log | vllm_command |
+#   scripts/fuzz.sh TARGET SECONDS        TARGET: model_config | generic_checkpoint | safetensors_header | vllm_log | vllm_command |
 #                                         observations | c_api | cli_args | vllm_profile
 # New interesting inputs go to build/fuzz/corpus-TARGET (not committed); a crash leaves its input in
 # build/fuzz/artifacts-TARGET/. Add a crashing input to fuzz/corpus/TARGET once fixed: the test suite
