@@ -10,7 +10,24 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
 #include <cstdlib>
 
+#include "gpubudget/vllm_profile.h"
+
 namespace gpubudget::fuzz {
+
+// The least profile fit() runs with: one batch-defaults row and the two overhead coefficients, so that
+// a fuzzed model is judged without reading configs/vllm.
+inline VllmProfile minimal_profile() {
+  VllmProfile p;
+  p.version = "fuzz";
+  p.batch_defaults.push_back({});
+  p.batch_defaults.back().max_num_batched_tokens = 8192;
+  p.batch_defaults.back().max_num_seqs = 1024;
+  p.batch_defaults.back().llm_class_max_num_batched_tokens = 16384;
+  p.batch_defaults.back().llm_class_max_num_seqs = 1024;
+  p.overheads.sampler_bytes_per_logit = 15.2;
+  p.overheads.forward_activation_factor = 1.45;
+  return p;
+}
 
 // A fuzzed model name that looks like a Hub id must not reach the network or the user's caches: every
 // target runs offline, with caches of its own (set before the first input).

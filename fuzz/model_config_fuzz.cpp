@@ -15,19 +15,6 @@ gpubudget::GpuSpec fuzz_gpu() {
   return g;
 }
 
-gpubudget::VllmProfile fuzz_profile() {
-  gpubudget::VllmProfile p;
-  p.version = "fuzz";
-  p.batch_defaults.push_back({});
-  p.batch_defaults.back().max_num_batched_tokens = 8192;
-  p.batch_defaults.back().max_num_seqs = 1024;
-  p.batch_defaults.back().llm_class_max_num_batched_tokens = 16384;
-  p.batch_defaults.back().llm_class_max_num_seqs = 1024;
-  p.overheads.sampler_bytes_per_logit = 15.2;
-  p.overheads.forward_activation_factor = 1.45;
-  return p;
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -39,7 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   static const gpubudget::GpuSpec gpu = fuzz_gpu();
-  static const gpubudget::VllmProfile profile = fuzz_profile();
+  static const gpubudget::VllmProfile profile = gpubudget::fuzz::minimal_profile();
   for (const std::int64_t tp : {1, 2, 8}) {
     gpubudget::Deployment d;
     d.tensor_parallel_size = tp;

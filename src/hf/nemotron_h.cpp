@@ -36,22 +36,15 @@ void parse_nemotron_h(const ParseContext& c, ModelSpec& model) {
     t.fail("hybrid_override_pattern", fmt::format("{} characters (num_hidden_layers) of M, *, - or E", L));
   }
   // Mamba2 mixer geometry.
-  const auto m_heads = t.integer("mamba_num_heads", 1, kMaxHeads);
-  const auto m_head_dim = t.integer("mamba_head_dim", 1, kMaxHidden);
-  const auto groups = t.integer("n_groups", 1, kMaxHeads);
-  const auto state = t.integer("ssm_state_size", 1, kMaxHidden);
-  const auto conv_kernel = t.integer("conv_kernel", 2, 64);
-  const bool conv_bias = t.boolean("use_conv_bias", true);
-  const bool proj_bias = t.boolean("mamba_proj_bias", t.boolean("use_bias", false));
-  // The SSM cache dtype the config asks for; vLLM 0.13+ uses it (NemotronHForCausalLMConfig).
   Mamba2Geometry mamba;
-  mamba.heads = m_heads;
-  mamba.head_dim = m_head_dim;
-  mamba.groups = groups;
-  mamba.state = state;
-  mamba.conv_kernel = conv_kernel;
-  mamba.conv_bias = conv_bias;
-  mamba.proj_bias = proj_bias;
+  mamba.heads = t.integer("mamba_num_heads", 1, kMaxHeads);
+  mamba.head_dim = t.integer("mamba_head_dim", 1, kMaxHidden);
+  mamba.groups = t.integer("n_groups", 1, kMaxHeads);
+  mamba.state = t.integer("ssm_state_size", 1, kMaxHidden);
+  mamba.conv_kernel = t.integer("conv_kernel", 2, 64);
+  mamba.conv_bias = t.boolean("use_conv_bias", true);
+  mamba.proj_bias = t.boolean("mamba_proj_bias", t.boolean("use_bias", false));
+  // The SSM cache dtype the config asks for; vLLM 0.13+ uses it (NemotronHForCausalLMConfig).
   mamba.ssm_dtype = optional_dtype_field(t, "mamba_ssm_cache_dtype");
   // ModelConfig.get_mamba_chunk_size: mamba_chunk_size, else chunk_size, else 2048.
   model.mamba_chunk_size = t.optional_integer("mamba_chunk_size", 1, kMaxHidden)
