@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
+#include "fixtures/safetensors_writer.h"
 #include "gpubudget/gpubudget.h"
 
 namespace {
@@ -67,6 +68,31 @@ TEST(CApi, FitAnswersTheDocumentOfFitJson) {
   EXPECT_EQ(c.status, 1);  // 262,144 tokens do not fit (docs/methodology.md §7)
   EXPECT_EQ(c.status, line.status);
   EXPECT_EQ(c.text, line.text);
+}
+
+// An architecture no family knows, with its safetensors: the C ABI answers the generic estimate, labelled
+// as the CLI labels it (tests/cli/generic_test.cpp checks the figures).
+TEST(CApi, AnUnknownArchitectureWithHeadersIsTheLabelledGenericEstimate) {
+  const auto dir = gpubudget::test::fresh_fixture_dir("c-api-generic");
+  std::ofstream(dir / "config.json") << R"({"architectures": ["ZetaForCausalLM"], "model_type": "zeta",
+    "hidden_size": 256, "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 2,
+    "vocab_size": 1024, "max_position_embeddings": 2048, "torch_dtype": "bfloat16"})";
+  gpubudget::test::write_safetensors(
+      dir / "model.safetensors",
+      {{"model.embed_tokens.weight", "BF16", {1024, 256}}, {"lm_head.weight", "BF16", {1024, 256}},
+       {"model.layers.0.self_attn.q_proj.weight", "BF16", {256, 256}},
+       {"model.layers.0.self_attn.k_proj.weight", "BF16", {128, 256}},
+       {"model.layers.0.self_attn.v_proj.weight", "BF16", {128, 256}},
+       {"model.layers.0.self_attn.o_proj.weight", "BF16", {256, 256}}});
+  const Reply c = call(nlohmann::json{{"operation", "fit"}, {"model", dir.string()}, {"gpu", "h100"}});
+  ASSERT_EQ(c.status, 0) << c.text;
+  const auto j = nlohmann::json::parse(c.text);
+  EXPECT_EQ(j["model"]["family"], "generic");
+  // 2 x 1024 x 256 x 2 (embedding, head) + (256 + 128 + 128 + 256) x 256 x 2 = 1,441,792 B.
+  EXPECT_EQ(j["per_gpu"]["weights_bytes"], 1'441'792);
+  EXPECT_NE(j["warnings"].dump().find("generic estimate"), std::string::npos);
+  EXPECT_EQ(c.text, cli({"fit", dir.string(), "--gpu", "h100", "--json"}).text);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(CApi, EveryOtherOperationAnswersTheCliDocument) {
