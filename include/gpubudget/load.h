@@ -33,6 +33,16 @@ std::vector<std::string> list_bundled_models(const ConfigDir& configs);
 // bundled model ("nvidia/Kimi-K2.5-NVFP4" → <root>/models/nvidia__Kimi-K2.5-NVFP4).
 ModelSpec load_model(const std::string& model, const ConfigDir& configs);
 
+// The architecture families gpubudget parses, in the order tried: each parser's name, the language-model
+// `model_type`s it reads and the config.json `architectures` vLLM registers for them. The generic path
+// (family "generic", any other type, sized from safetensors headers) is not among them.
+struct FamilyInfo {
+  std::string name;
+  std::vector<std::string> model_types;
+  std::vector<std::string> architectures;
+};
+std::vector<FamilyInfo> list_families();
+
 // Parses an already-read config.json (plus an optional hf_quant_config.json text, "" if absent).
 // `source` names the file in error messages.
 ModelSpec parse_model_config(const std::string& config_json, const std::string& hf_quant_config_json,

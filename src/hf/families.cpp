@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "gpubudget/load.h"
+
 namespace gpubudget::detail {
 
 namespace {
@@ -126,6 +128,26 @@ const Hint* hint_for(std::string_view model_type) {
 }  // namespace
 
 bool generic_path_allowed(std::string_view model_type) { return hint_for(model_type) == nullptr; }
+
+}  // namespace gpubudget::detail
+
+namespace gpubudget {
+
+std::vector<FamilyInfo> list_families() {
+  std::vector<FamilyInfo> out;
+  for (const detail::Family& family : detail::families()) {
+    FamilyInfo info;
+    info.name = std::string(family.name);
+    for (const auto& type : family.model_types) info.model_types.emplace_back(type.name);
+    for (const auto& arch : family.architectures) info.architectures.emplace_back(arch);
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+}  // namespace gpubudget
+
+namespace gpubudget::detail {
 
 std::string closest_family_hint(std::string_view model_type) {
   if (const Hint* hint = hint_for(model_type)) return std::string(hint->text);
