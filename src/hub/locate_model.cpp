@@ -216,6 +216,22 @@ void mark_stored_tied_head(ModelSpec& model, const fs::path& folder) {
   }
 }
 
+// A bundled config has no headers; its source.json records what the published checkpoint stores
+// ("checkpoint_stores_tied_head", with the evidence beside it).
+void mark_bundled_tied_head(ModelSpec& model, const fs::path& folder) {
+  const fs::path source = folder / "source.json";
+  std::error_code ec;
+  if (!fs::exists(source, ec)) return;
+  const nlohmann::json j = detail::parse_json(detail::read_text_file(source.string()), source.string());
+  const auto it = j.find("checkpoint_stores_tied_head");
+  if (it == j.end()) return;
+  if (!it->is_boolean()) {
+    throw InputError(fmt::format("{}: checkpoint_stores_tied_head: expected true or false, got {}", source.string(),
+                                 it->dump()));
+  }
+  model.checkpoint_stores_tied_head = model.checkpoint_stores_tied_head || it->get<bool>();
+}
+
 }  // namespace
 
 ModelSpec load_model(const ModelLocation& location) {
@@ -226,7 +242,10 @@ ModelSpec load_model(const ModelLocation& location) {
   if (fs::exists(quant_path, ec)) quant_text = detail::read_text_file(quant_path.string());
   try {
     ModelSpec model = parse_model_config(text, quant_text, location.config_path.string());
-    if (model.tie_word_embeddings) mark_stored_tied_head(model, location.config_path.parent_path());
+    if (model.tie_word_embeddings) {
+      mark_stored_tied_head(model, location.config_path.parent_path());
+      if (location.origin == ModelOrigin::kBundled) mark_bundled_tied_head(model, location.config_path.parent_path());
+    }
     return model;
   } catch (const detail::UnknownArchitectureError& e) {
     // An architecture no family knows: the checkpoint's own headers, when the folder has them.

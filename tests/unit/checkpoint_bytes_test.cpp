@@ -69,6 +69,9 @@ TEST(CheckpointBytes, ExactWhereTheSourceSumsTheTensors) {
   // untied 100278-row embedding and head: 32,233,522,176. EXAONE-4.0-32B (exaone4.py): per-head-dim
   // q/k norms: 32,003,216,384, the card's 30.95 B without the two 102400 x 5120 embeddings (30,954,640,384).
   EXPECT_EQ(checkpoint_bytes(test::bundled("CohereLabs/c4ai-command-r-08-2024")).count(), 2 * 32'296'476'672LL);
+  // Qwen3-0.6B ties its head yet stores lm_head.weight (bundled source.json: checkpoint_stores_tied_head):
+  // model.safetensors holds 1,503,264,768 B of tensors, 151936 x 1024 x 2 = 311,164,928 of them the head.
+  EXPECT_EQ(checkpoint_bytes(test::bundled("Qwen/Qwen3-0.6B")).count(), 1'503'264'768LL);
   // Llama 4 (bf16, vision tower included): the published parameter counts, 2 bytes each.
   EXPECT_EQ(checkpoint_bytes(test::bundled("meta-llama/Llama-4-Scout-17B-16E-Instruct")).count(), 2 * 108'641'793'536LL);
   EXPECT_EQ(checkpoint_bytes(test::bundled("meta-llama/Llama-4-Maverick-17B-128E-Instruct")).count(),
