@@ -146,6 +146,22 @@ void parse_generic(const ParseContext& c, const CheckpointHeaders& headers, Mode
                                  "sizes language models only",
                                  model.source, model.architecture, model.model_type));
   }
+  // Attention the generic cache model (K and V of num_key_value_heads x head_dim per layer) would get
+  // wrong is refused: latent attention, and layer types other than full and sliding attention.
+  for (const char* latent : {"kv_lora_rank", "q_lora_rank"}) {
+    if (t.has(latent) && !t.value()[latent].is_null()) {
+      throw InputError(fmt::format("{}: unsupported architecture {} (model_type \"{}\"): {} says latent attention, "
+                                   "whose cache the generic path does not size",
+                                   t.path(latent), model.architecture, model.model_type, latent));
+    }
+  }
+  for (const auto& type : t.string_list("layer_types")) {
+    if (type != "full_attention" && type != "sliding_attention") {
+      t.fail("layer_types", fmt::format("\"full_attention\" or \"sliding_attention\" entries (the generic path sizes "
+                                        "attention layers only; \"{}\" is not one)",
+                                        type));
+    }
+  }
   HparamsDefaults defaults;
   defaults.intermediate_required = false;
   const CommonHparams h = read_common_hparams(t, defaults);

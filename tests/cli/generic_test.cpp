@@ -237,6 +237,20 @@ TEST(GenericPath, RefusesWhatItCannotSize) {
   EXPECT_EQ(r.code, 3);
   EXPECT_NE(r.err.find("recurrent mixer"), std::string::npos) << r.err;
 
+  // Latent attention, and a layer type that is not attention.
+  config = zeta_config(false);
+  config["kv_lora_rank"] = 512;
+  std::ofstream(dir / "config.json") << config.dump();
+  r = test::run_cli({"fit", dir.string(), "--gpu", "h100"});
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("latent attention"), std::string::npos) << r.err;
+  config = zeta_config(false);
+  config["layer_types"] = {"linear_attention", "full_attention"};
+  std::ofstream(dir / "config.json") << config.dump();
+  r = test::run_cli({"fit", dir.string(), "--gpu", "h100"});
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("\"linear_attention\" is not one"), std::string::npos) << r.err;
+
   // A model type known to need its own attention (DeepSeek-V4) is refused even with headers.
   config = zeta_config(false);
   config["model_type"] = "deepseek_v4";
