@@ -277,7 +277,7 @@ KvCacheLayout make_kv_cache_layout(const ModelSpec& model, const ParallelLayout&
   // A recurrent layer's page is the padded state page fit() derives (worker_kv_cache_layout); without it
   // every page count below would divide by zero.
   const bool recurrent = std::any_of(model.layers.begin(), model.layers.end(),
-                                     [](const LayerSpec& l) { return l.attention.kind == AttentionKind::kMamba; });
+                                     [](const LayerSpec& l) { return recurrent_state(l) != nullptr; });
   if (recurrent && s.mamba_state_page.count() <= 0) {
     throw InputError(fmt::format("{}: a model with recurrent (Mamba / linear-attention) layers needs "
                                  "KvCacheSettings::mamba_state_page; use worker_kv_cache_layout, which derives it",
@@ -289,23 +289,32 @@ KvCacheLayout make_kv_cache_layout(const ModelSpec& model, const ParallelLayout&
   kv.need = s.need;
   std::vector<KvLayer> layers;
   for (const LayerSpec& layer : model.layers) {
+    // MambaSpec: the state, padded to one attention page (page_size_padded) when the model has
+    // attention layers.
+    const auto add_state = [&] {
+      KvLayer m;
+      m.index = layer.index;
+      m.kind = AttentionKind::kMamba;
+      const auto i = static_cast<std::size_t>(layer.index);
+      m.state_bytes = s.mamba_state_page.count() > 0 ? s.mamba_state_page
+                                                     : (i < mamba_state_bytes.size() ? mamba_state_bytes[i] : Bytes(0));
+      m.state_blocks = s.mamba_state_blocks;
+      m.mamba_block_size = s.mamba_block_size;
+      m.block_size = m.registered_block_size = std::max<std::int64_t>(1, s.mamba_block_size);
+      layers.push_back(m);
+    };
     const AttentionKind kind = layer.attention.kind;
+    if (kind == AttentionKind::kMamba) {
+      add_state();
+      continue;
+    }
+    // Falcon-H1's parallel Mamba2 mixer: a KV layer of its own (model.{L+i}.mixer); where it stands in
+    // the list does not change the groups' sizes.
+    if (layer.parallel_state) add_state();
     if (kind == AttentionKind::kNone) continue;
     KvLayer l;
     l.index = layer.index;
     l.kind = kind;
-    if (kind == AttentionKind::kMamba) {
-      // MambaSpec: the state, padded to one attention page (page_size_padded) when the model has
-      // attention layers.
-      const auto i = static_cast<std::size_t>(layer.index);
-      l.state_bytes = s.mamba_state_page.count() > 0 ? s.mamba_state_page
-                                                     : (i < mamba_state_bytes.size() ? mamba_state_bytes[i] : Bytes(0));
-      l.state_blocks = s.mamba_state_blocks;
-      l.mamba_block_size = s.mamba_block_size;
-      l.block_size = l.registered_block_size = std::max<std::int64_t>(1, s.mamba_block_size);
-      layers.push_back(l);
-      continue;
-    }
     // Attention.__init__: --kv-cache-dtype-skip-layers keeps these layers in the model dtype (MLA layers
     // do not read the list in the versions modelled).
     const KvCacheDtype& dtype = kind != AttentionKind::kMla && skips(s, layer) ? s.skip_dtype : s.dtype;

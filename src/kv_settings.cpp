@@ -298,8 +298,8 @@ KvDecisions decide_kv_cache(const ModelSpec& model, const GpuSpec& gpu, const De
   // Hybrid models: the state dtypes and bytes, the mode, and the block that holds a state per page.
   const MambaState* state = nullptr;
   for (const auto& l : model.layers) {
-    if (l.attention.kind == AttentionKind::kMamba) {
-      state = &l.attention.state;
+    if (const AttentionSpec* r = recurrent_state(l)) {
+      state = &r->state;
       break;
     }
   }
@@ -314,8 +314,9 @@ KvDecisions decide_kv_cache(const ModelSpec& model, const GpuSpec& gpu, const De
   out.mamba_dtypes = resolve_mamba_state_dtypes(model, *state, d, profile.hybrid);
   out.mamba_state_bytes.assign(model.layers.size(), Bytes(0));
   for (const auto& l : model.layers) {
-    if (l.attention.kind != AttentionKind::kMamba) continue;
-    const Bytes b = mamba_state_bytes(l.attention.state, d.tensor_parallel_size, out.mamba_dtypes);
+    const AttentionSpec* r = recurrent_state(l);
+    if (r == nullptr) continue;
+    const Bytes b = mamba_state_bytes(r->state, d.tensor_parallel_size, out.mamba_dtypes);
     out.mamba_state_bytes[static_cast<std::size_t>(l.index)] = b;
     out.mamba_state = std::max(out.mamba_state, b);
   }

@@ -36,7 +36,7 @@ std::string attention_mix(const ModelSpec& model) {
     sliding = sliding || a.kind == AttentionKind::kSlidingWindow;
     chunked = chunked || a.kind == AttentionKind::kChunkedLocal;
     extra = extra || !layer.extra_kv.empty();
-    recurrent = recurrent || a.kind == AttentionKind::kMamba;
+    recurrent = recurrent || recurrent_state(layer) != nullptr;
     if (a.kind == AttentionKind::kFull || a.kind == AttentionKind::kSlidingWindow ||
         a.kind == AttentionKind::kChunkedLocal) {
       kv = a.num_key_value_heads;

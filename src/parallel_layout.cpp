@@ -163,7 +163,7 @@ ParallelLayout make_parallel_layout(const ModelSpec& model, const Deployment& d,
     }
     // Sliding-window and chunked-local KV specs assert dcp == 1; recurrent states cannot be split.
     for (const auto& layer : model.layers) {
-      const auto kind = layer.attention.kind;
+      const auto kind = layer.parallel_state ? AttentionKind::kMamba : layer.attention.kind;
       if (kind == AttentionKind::kSlidingWindow || kind == AttentionKind::kChunkedLocal || kind == AttentionKind::kMamba) {
         reject(model, fmt::format("--decode-context-parallel-size {}: layer {} has {} attention, which vLLM does not "
                                   "split by decode context parallelism (it asserts dcp == 1)",

@@ -140,6 +140,9 @@ struct LayerSpec {
   AttentionSpec attention;
   // Further KV caches the layer registers with vLLM (DeepSeek-V3.2's indexer), each its own KV layer.
   std::vector<AttentionSpec> extra_kv;
+  // A recurrent mixer run beside the attention (Falcon-H1: attention and Mamba2 in every layer), kind
+  // kMamba; vLLM registers it as a KV layer of its own.
+  std::optional<AttentionSpec> parallel_state;
   bool is_moe = false;
   std::vector<LinearModule> linears;
   std::vector<ExpertsModule> experts;
@@ -166,6 +169,12 @@ struct VisionTower {
   std::vector<ReplicatedTensor> replicated;  // norms, patch embedding, position table, biases
   EncoderProfileShape profile;               // for the activation estimate
 };
+
+// The layer's recurrent state, if it has one: its attention when that is kMamba, else its parallel_state.
+inline const AttentionSpec* recurrent_state(const LayerSpec& layer) {
+  if (layer.attention.kind == AttentionKind::kMamba) return &layer.attention;
+  return layer.parallel_state ? &*layer.parallel_state : nullptr;
+}
 
 struct ModelSpec {
   std::string source;        // file or directory the model was read from

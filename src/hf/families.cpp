@@ -68,6 +68,10 @@ constexpr std::string_view kGemma4Architectures[] = {"Gemma4ForConditionalGenera
 constexpr ModelType kGraniteHybridTypes[] = {{"granitemoehybrid"}};
 constexpr std::string_view kGraniteHybridArchitectures[] = {"GraniteMoeHybridForCausalLM"};
 
+// FalconH1Config's max_position_embeddings is 8192 when a config omits it.
+constexpr ModelType kFalconH1Types[] = {{"falcon_h1", 8192}};
+constexpr std::string_view kFalconH1Architectures[] = {"FalconH1ForCausalLM"};
+
 constexpr ModelType kKimiLinearTypes[] = {{"kimi_linear"}};
 constexpr std::string_view kKimiLinearArchitectures[] = {"KimiLinearForCausalLM"};
 
@@ -84,6 +88,7 @@ const std::array kFamilies = {
     Family{"nemotron_nas", kNemotronNasTypes, kNemotronNasArchitectures, parse_nemotron_nas},
     Family{"gemma4", kGemma4Types, kGemma4Architectures, parse_gemma4},
     Family{"granitemoehybrid", kGraniteHybridTypes, kGraniteHybridArchitectures, parse_granite_hybrid},
+    Family{"falcon_h1", kFalconH1Types, kFalconH1Architectures, parse_falcon_h1},
 };
 
 }  // namespace
