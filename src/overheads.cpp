@@ -42,7 +42,8 @@ Bytes scaled(double bytes) { return bytes_from_double(std::round(bytes)); }
 // largest item); that many tokens' worth of largest items (at least one, at most S) go through the
 // ViT in one batch, and their outputs stay in the encoder cache while the text model is profiled.
 // Live elements per patch inside a ViT block (q/k/v, fc1 sharded over TP; residual and norm output
-// whole): attention 2d + 6d/tp (q, k, v, rotated q and k, output), MLP 2d + 2I/tp (3I/tp gated).
+// whole): attention 2d + 6d/tp (q, k, v, rotated q and k, output), MLP 2d + 2I/tp (3I/tp gated); a
+// replicated tower (Gemma 4's) holds them whole (tp = 1).
 // Pixel values arrive in fp32 from the processor and are cast to the model dtype.
 EncoderProfileEstimate estimate_encoder_profile(const ModelSpec& model, const ParallelLayout& layout,
                                                 const SchedulerLimits& limits) {
@@ -54,7 +55,7 @@ EncoderProfileEstimate estimate_encoder_profile(const ModelSpec& model, const Pa
   out.items = std::clamp<std::int64_t>(budget / s.max_tokens_per_item, 1, std::max<std::int64_t>(limits.max_num_seqs, 1));
   out.tokens = out.items * s.max_tokens_per_item;
   out.patches = out.tokens * s.patches_per_token;
-  const std::int64_t tp = layout.tp;
+  const std::int64_t tp = s.replicated ? 1 : layout.tp;
   const std::int64_t attention = 2 * s.hidden + 6 * s.hidden / tp;
   const std::int64_t mlp = 2 * s.hidden + (s.gated_mlp ? 3 : 2) * s.mlp_intermediate / tp;
   const double e = static_cast<double>(element_bytes(model.dtype));

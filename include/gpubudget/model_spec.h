@@ -161,6 +161,7 @@ struct EncoderProfileShape {
   std::int64_t max_tokens_per_item = 0;   // language-model tokens of the largest image
   std::int64_t output_width = 0;          // elements per token the encoder hands to the language model
   std::string max_item_source;            // where max_tokens_per_item comes from (for --explain)
+  bool replicated = false;                // the tower is whole on every rank (Gemma 4): nothing split by TP
 };
 
 // Weights outside the decoder layers.

@@ -219,7 +219,7 @@ void gemma4_vision(const JsonReader& root, const JsonReader& v, Dtype dt, ModelS
   const std::int64_t tokens = root.optional_integer("vision_soft_tokens_per_image", 1, 1 << 20)
                                   .value_or(v.optional_integer("default_output_length", 1, 1 << 20).value_or(280));
   b.encoder({h, I, true, 3 * patch * patch, pooling * pooling, tokens, model.hidden_size,
-             "vision_soft_tokens_per_image of the default image budget"});
+             "vision_soft_tokens_per_image of the default image budget", /*replicated=*/true});
   model.vision = b.take();
 }
 

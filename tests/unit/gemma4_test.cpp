@@ -64,6 +64,10 @@ TEST(Gemma4, KvCacheByHand) {
   EXPECT_EQ(tp8.binding_worker().kv.bytes_per_token().count(), 10 * 2048);
   EXPECT_EQ(tp8.needed.count(), 6'314'065'920LL);
   EXPECT_EQ(tp1.judged_max_model_len, 262'144);  // max_position_embeddings; no RoPE factor
+  // The vision tower is whole on every rank (gemma4_mm.py builds it with transformers' AutoModel), so its
+  // profile pass costs each rank the same at any TP.
+  EXPECT_GT(tp1.binding_worker().overheads.encoder.pass.count(), 0);
+  EXPECT_EQ(tp8.binding_worker().overheads.encoder.pass, tp1.binding_worker().overheads.encoder.pass);
 }
 
 // The NVFP4 checkpoint excludes every self_attn and the vision modules ("model.language_model.layers.N.
