@@ -10,6 +10,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
 #include <cstdlib>
 
+#include "gpubudget/error.h"
+#include "gpubudget/fit.h"
 #include "gpubudget/vllm_profile.h"
 
 namespace gpubudget::fuzz {
@@ -27,6 +29,18 @@ inline VllmProfile minimal_profile() {
   p.overheads.sampler_bytes_per_logit = 15.2;
   p.overheads.forward_activation_factor = 1.45;
   return p;
+}
+
+// fit() of a fuzzed model at TP 1, 2 and 8: numbers or a clean InputError, never anything else.
+inline void fit_at_a_few_tps(const ModelSpec& model, const GpuSpec& gpu, const VllmProfile& profile) {
+  for (const std::int64_t tp : {1, 2, 8}) {
+    Deployment d;
+    d.tensor_parallel_size = tp;
+    try {
+      (void)fit(model, gpu, d, profile);
+    } catch (const InputError&) {
+    }
+  }
 }
 
 // A fuzzed model name that looks like a Hub id must not reach the network or the user's caches: every

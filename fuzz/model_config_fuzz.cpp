@@ -27,13 +27,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   static const gpubudget::GpuSpec gpu = fuzz_gpu();
   static const gpubudget::VllmProfile profile = gpubudget::fuzz::minimal_profile();
-  for (const std::int64_t tp : {1, 2, 8}) {
-    gpubudget::Deployment d;
-    d.tensor_parallel_size = tp;
-    try {
-      (void)gpubudget::fit(model, gpu, d, profile);
-    } catch (const gpubudget::InputError&) {
-    }
-  }
+  gpubudget::fuzz::fit_at_a_few_tps(model, gpu, profile);
   return 0;
 }
