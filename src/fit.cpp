@@ -40,6 +40,7 @@ SchedulerLimits scheduler_limits(const Deployment& d, const GpuSpec& gpu, const 
   limits.max_num_seqs =
       d.max_num_seqs.value_or(chosen ? (llm ? chosen->llm_class_max_num_seqs : chosen->max_num_seqs) : 128);
   limits.defaulted = !d.max_num_batched_tokens || !d.max_num_seqs;
+  limits.max_model_len = max_model_len;
   // SchedulerConfig never schedules more tokens than max_num_seqs full-length requests hold.
   limits.max_num_batched_tokens = std::min(limits.max_num_batched_tokens, limits.max_num_seqs * max_model_len);
   return limits;
@@ -96,11 +97,14 @@ void check_max_model_len(const ModelSpec& model, std::int64_t requested) {
 
 namespace {
 
-// The MXFP4 MoE padding of the profile's backend for the GPU's compute capability.
-ParallelLayout with_mxfp4_padding(ParallelLayout layout, const GpuSpec& gpu, const VllmProfile& profile) {
+// The MXFP4 MoE padding of the profile's backend for the GPU's compute capability, from gpt-oss's
+// priority list or every other model's.
+ParallelLayout with_mxfp4_padding(ParallelLayout layout, const ModelSpec& model, const GpuSpec& gpu,
+                                  const VllmProfile& profile) {
+  const bool gpt_oss = model.family == "gpt_oss";
   for (const auto& mx : profile.mxfp4_moe_backends) {
     const auto& ccs = mx.compute_capability_majors;
-    if (std::find(ccs.begin(), ccs.end(), gpu.compute_capability_major) != ccs.end()) {
+    if (mx.for_gpt_oss == gpt_oss && std::find(ccs.begin(), ccs.end(), gpu.compute_capability_major) != ccs.end()) {
       layout.mxfp4 = mx.packing;
       break;
     }
@@ -112,7 +116,7 @@ ParallelLayout with_mxfp4_padding(ParallelLayout layout, const GpuSpec& gpu, con
 
 ParallelLayout make_worker_layout(const ModelSpec& model, const GpuSpec& gpu, const Deployment& deployment,
                                   const VllmProfile& profile, std::int64_t pp_rank) {
-  return with_mxfp4_padding(make_parallel_layout(model, deployment, pp_rank), gpu, profile);
+  return with_mxfp4_padding(make_parallel_layout(model, deployment, pp_rank), model, gpu, profile);
 }
 
 struct FitMemo::Entries {
@@ -230,6 +234,10 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
                                      "headers): {}",
                                      model.architecture, assumption));
   }
+  if (!model.overheads_caveat.empty()) {
+    r.warnings.push_back(fmt::format("overhead estimate not calibrated for {}: {}; its uncertainty is tripled",
+                                     model.architecture, model.overheads_caveat));
+  }
   for (const auto& key : model.unmodelled_config_keys) {
     r.warnings.push_back(fmt::format("config key `{}` is not modelled by the {} parser; the figures may be wrong", key,
                                      model.family));
@@ -253,7 +261,7 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
     }
     const Bytes requested(static_cast<std::int64_t>(
         std::ceil(static_cast<double>(stage_gpu.memory.count()) * r.gpu_memory_utilization)));
-    const ParallelLayout layout = memo != nullptr ? with_mxfp4_padding(memo->layout(d, stage), stage_gpu, profile)
+    const ParallelLayout layout = memo != nullptr ? with_mxfp4_padding(memo->layout(d, stage), model, stage_gpu, profile)
                                                   : make_worker_layout(model, stage_gpu, d, profile, stage);
     WorkerBudget w;
     w.pp_rank = stage;
@@ -261,6 +269,7 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
     w.end_layer = layout.end_layer;
     w.requested = requested;
     w.weights = memo != nullptr ? memo->weights(layout) : weights_per_gpu(model, layout);
+    add_batched_token_buffers(w.weights, model, r.scheduler.max_num_batched_tokens);
     w.gpu = stage_gpu.name;
     w.overheads =
         estimate_overheads(model, layout, stage_gpu, profile, r.scheduler, d.enforce_eager, !d.skip_mm_profiling);
@@ -402,8 +411,29 @@ std::vector<Explanation> explain_fit(const ModelSpec& checkpoint, const std::vec
                    profile.overheads.sampler_bytes_per_logit, r.scheduler.max_num_batched_tokens,
                    r.scheduler.max_num_seqs, model.vocab_size, profile.overheads.forward_activation_factor,
                    element_bytes(model.dtype)),
-       fmt::format("max({}, {}) + {} vs {} = {}", gib_text(o.sampler), gib_text(o.forward),
-                   gib_text(o.encoder.cached_outputs), gib_text(o.encoder.pass), gib_text(o.activation_peak))},
+       o.workspace.count() > 0
+           ? fmt::format("max({}, {} + transient {}) + {} vs {}, + workspace {} = {}", gib_text(o.sampler),
+                         gib_text(o.forward), gib_text(o.workspace_transient), gib_text(o.encoder.cached_outputs),
+                         gib_text(o.encoder.pass), gib_text(o.workspace), gib_text(o.activation_peak))
+           : fmt::format("max({}, {}) + {} vs {} = {}", gib_text(o.sampler), gib_text(o.forward),
+                         gib_text(o.encoder.cached_outputs), gib_text(o.encoder.pass), gib_text(o.activation_peak))},
+      {"profile_workspace",
+       model.profile_workspace.empty()
+           ? std::string("no sparse-attention workspace")
+           : fmt::format("the largest of the profile run's reservations for L = {} and T = {} ({}), kept in vLLM's "
+                         "shared workspace; plus {} allocated beside it during the forward pass",
+                         r.scheduler.max_model_len, r.scheduler.max_num_batched_tokens,
+                         [&] {
+                           std::string names;
+                           for (const auto& w : model.profile_workspace) {
+                             names += fmt::format("{}{} {}", names.empty() ? "" : ", ", w.name,
+                                                  gib_text(w.bytes(r.scheduler.max_model_len,
+                                                                   r.scheduler.max_num_batched_tokens)));
+                           }
+                           return names;
+                         }(),
+                         gib_text(model.profile_workspace_transient)),
+       gib_text(o.workspace + o.workspace_transient)},
       {"encoder_profile",
        model.vision ? fmt::format("{} item(s) x {} tokens ({}), {} patches through the ViT; {}", o.encoder.items,
                                   model.vision->profile.max_tokens_per_item, model.vision->profile.max_item_source,
@@ -422,7 +452,12 @@ std::vector<Explanation> explain_fit(const ModelSpec& checkpoint, const std::vec
                                            (o.cudagraph_charged ? " - cudagraph" : ""),
        fmt::format("{} B = {}", bw.kv_cache.count(), gib_text(bw.kv_cache))},
       {"kv_bytes_per_token",
-       fmt::format("sum over the {} KV layers that grow with length of their bytes per token ({} B for the first), "
+       bw.kv.grouping == KvGrouping::kUniformGroups
+           ? fmt::format("one pool block ({} B: {} tuples of {} B of full-MLA pages) per {} tokens, rounded up; the "
+                         "sliding windows and compressor states add a fixed number of blocks per request",
+                         bw.kv.block_bytes().count(), bw.kv.layer_tuples, bw.kv.layer_tuple_bytes.count(),
+                         bw.kv.groups.front().spec.block_size)
+           : fmt::format("sum over the {} KV layers that grow with length of their bytes per token ({} B for the first), "
                    "dtype {} ({} B)",
                    std::count_if(bw.kv.layers.begin(), bw.kv.layers.end(), [](const KvLayer& l) {
                      return l.grows_with_length();
@@ -434,11 +469,15 @@ std::vector<Explanation> explain_fit(const ModelSpec& checkpoint, const std::vec
                              r.block_size, bw.kv.grouping == KvGrouping::kHybrid
                                                ? fmt::format("padded to {} groups of {} layers", bw.kv.groups.size(),
                                                              bw.kv.group_size)
+                                           : bw.kv.grouping == KvGrouping::kUniformGroups
+                                               ? fmt::format("each of the {} groups' most pages x the {} B block",
+                                                             bw.kv.groups.size(), bw.kv.block_bytes().count())
                                                : std::string("summed over layers")),
        fmt::format("{} B = {}", r.needed.count(), gib_text(r.needed))},
       {"num_blocks",
-       bw.kv.grouping == KvGrouping::kUniformType ? std::string("kv_cache // sum of the layers' pages")
-                                                  : std::string("kv_cache // page // layers per group"),
+       bw.kv.grouping == KvGrouping::kUniformType     ? std::string("kv_cache // sum of the layers' pages")
+       : bw.kv.grouping == KvGrouping::kUniformGroups ? std::string("kv_cache // (layer tuples x tuple bytes)")
+                                                      : std::string("kv_cache // page // layers per group"),
        std::to_string(r.num_blocks)},
       {"max_model_len", "binary search on [1, judged length] for needed(M) <= kv_cache (estimate_max_model_len)",
        std::to_string(r.max_model_len)},

@@ -103,7 +103,7 @@ Bytes layer_kv_bytes_per_token(const AttentionSpec& a, std::int64_t tp, const Kv
 namespace {
 
 Bytes usage(const KvLayer& l, std::int64_t block_size, std::int64_t m, std::int64_t t, std::int64_t dcp) {
-  const Bytes page = l.kind == AttentionKind::kMamba ? l.state_bytes : l.token_bytes * block_size;
+  const Bytes page = l.page_at(block_size);
   switch (l.kind) {
     case AttentionKind::kFull:
     case AttentionKind::kMla: {
@@ -124,6 +124,15 @@ Bytes usage(const KvLayer& l, std::int64_t block_size, std::int64_t m, std::int6
 
 }  // namespace
 
+Bytes KvLayer::page_at(std::int64_t tokens) const {
+  if (kind == AttentionKind::kMamba) return state_bytes;
+  if (padded_page.count() > 0) return padded_page;
+  // real_page_size_bytes: storage_block_size (= tokens / compress_ratio) entries; then
+  // _apply_alignment_padding rounds the page up to the alignment.
+  const Bytes raw = token_bytes * (tokens / compress_ratio);
+  return alignment > 0 ? Bytes(round_up(raw.count(), alignment)) : raw;
+}
+
 Bytes KvLayer::max_memory_usage(std::int64_t m, std::int64_t t, std::int64_t dcp) const {
   return usage(*this, block_size, m, t, dcp);
 }
@@ -134,7 +143,9 @@ Bytes KvLayer::registered_max_memory_usage(std::int64_t m, std::int64_t t, std::
 
 bool KvLayer::same_spec(const KvLayer& o) const {
   return kind == o.kind && token_bytes == o.token_bytes && block_size == o.block_size && window == o.window &&
-         state_bytes == o.state_bytes && state_blocks == o.state_blocks && mamba_block_size == o.mamba_block_size;
+         state_bytes == o.state_bytes && state_blocks == o.state_blocks && mamba_block_size == o.mamba_block_size &&
+         compress_ratio == o.compress_ratio && alignment == o.alignment && padded_page == o.padded_page &&
+         mla_window == o.mla_window;
 }
 
 namespace {
@@ -156,6 +167,7 @@ bool is_uniform_type(const std::vector<KvLayer>& layers) {
 struct Bucket {
   KvLayer spec;
   std::vector<std::int64_t> layers;  // decoder layer indices, in model order
+  std::vector<KvLayer> members;      // kUniformGroups: the group's layers (several per decoder layer)
 };
 
 // The model's groups (global), each with the decoder layers it holds.
@@ -165,6 +177,133 @@ struct GlobalGroups {
   Bytes page;  // kHybrid: unified page
 };
 
+// _approximate_gcd: the d in [lower_bound, max(values)] that pads the values least when each is rounded
+// up to a multiple of d; ties go to the larger d.
+std::int64_t approximate_gcd(const std::vector<std::int64_t>& values, std::int64_t lower_bound) {
+  const std::int64_t lo = std::max<std::int64_t>(1, lower_bound);
+  const std::int64_t hi = *std::max_element(values.begin(), values.end());
+  if (lo > hi) return lo;
+  std::int64_t best = lo;
+  std::int64_t best_pad = -1;
+  for (std::int64_t d = lo; d <= hi; ++d) {
+    std::int64_t pad = 0;
+    for (const auto x : values) pad += (d - x % d) % d;
+    if (best_pad < 0 || pad <= best_pad) {
+      best_pad = pad;
+      best = d;
+    }
+  }
+  return best;
+}
+
+// Pages and how many layers have each, in first-seen order (Counter / get_page_sizes).
+std::vector<std::pair<Bytes, std::int64_t>> page_counts(const std::vector<KvLayer>& layers) {
+  std::vector<std::pair<Bytes, std::int64_t>> out;
+  for (const auto& l : layers) {
+    const Bytes page = l.page_bytes();
+    auto it = std::find_if(out.begin(), out.end(), [&](const auto& p) { return p.first == page; });
+    if (it == out.end()) {
+      out.emplace_back(page, 1);
+    } else {
+      ++it->second;
+    }
+  }
+  return out;
+}
+
+// UniformTypeKVCacheSpecs.get_num_layer_tuples: how many layers share the most common page size.
+std::int64_t most_layers_of_one_page(const std::vector<KvLayer>& layers) {
+  std::int64_t most = 0;
+  for (const auto& [page, count] : page_counts(layers)) most = std::max(most, count);
+  return most;
+}
+
+// DeepSeek-V4 (group_and_unify_kv_cache_specs, _get_kv_cache_groups_uniform_groups): every MLA layer in
+// one group; the MLA-format sliding windows grouped by (block size, window), each page padded to the
+// nearest full-MLA page at least as large, and each window group split into sub-groups of whole layer
+// tuples (one layer per padded page size) so that no group holds more tuples than the model's chosen
+// count. Padded pages are written back into `layers`.
+GlobalGroups group_uniform_groups(std::vector<KvLayer>& layers) {
+  GlobalGroups out;
+  out.grouping = KvGrouping::kUniformGroups;
+  std::vector<std::size_t> mla;
+  std::vector<std::pair<std::pair<std::int64_t, std::int64_t>, std::vector<std::size_t>>> windows;
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    const KvLayer& l = layers[i];
+    if (l.mla_window) {
+      const std::pair key{l.block_size, l.window};
+      auto it = std::find_if(windows.begin(), windows.end(), [&](const auto& w) { return w.first == key; });
+      if (it == windows.end()) {
+        windows.push_back({key, {}});
+        it = windows.end() - 1;
+      }
+      it->second.push_back(i);
+    } else if (l.kind == AttentionKind::kMla) {
+      mla.push_back(i);
+    } else {
+      throw InputError("a model with MLA-format sliding-window caches and other kinds of KV layers: vLLM's "
+                       "group_and_unify_kv_cache_specs keeps only MLA specs; not modelled");
+    }
+  }
+  const auto gather = [&](const std::vector<std::size_t>& positions) {
+    std::vector<KvLayer> v;
+    for (const auto i : positions) v.push_back(layers[i]);
+    return v;
+  };
+  if (mla.empty()) throw InputError("MLA-format sliding-window caches without full MLA layers (vLLM asserts)");
+  const std::vector<KvLayer> full = gather(mla);
+  if (std::any_of(full.begin(), full.end(), [&](const KvLayer& l) { return l.block_size != full.front().block_size; })) {
+    throw InputError("MLA layers of different block sizes cannot form one UniformTypeKVCacheSpecs (vLLM asserts)");
+  }
+  std::vector<std::int64_t> tuples_per_group = {most_layers_of_one_page(full)};
+  for (const auto& w : windows) tuples_per_group.push_back(most_layers_of_one_page(gather(w.second)));
+  const std::int64_t tuples = approximate_gcd(tuples_per_group, tuples_per_group.front());
+  std::vector<Bytes> full_pages;
+  for (const auto& [page, count] : page_counts(full)) full_pages.push_back(page);
+  std::sort(full_pages.begin(), full_pages.end());
+
+  Bucket full_group{full.front(), {}, full};
+  for (const auto& l : full) full_group.layers.push_back(l.index);
+  out.groups.push_back(std::move(full_group));
+  for (const auto& w : windows) {
+    // Pad each page to its candidate; collect positions per candidate page, in first-seen order.
+    std::vector<std::pair<Bytes, std::vector<std::size_t>>> per_size;
+    for (const auto i : w.second) {
+      const Bytes page = layers[i].page_bytes();
+      const auto candidate = std::find_if(full_pages.begin(), full_pages.end(), [&](Bytes p) { return p >= page; });
+      if (candidate == full_pages.end()) {
+        throw InputError(fmt::format("a sliding-window MLA page of {} B exceeds every full-MLA page (largest {} B); "
+                                     "vLLM asserts",
+                                     page.count(), full_pages.back().count()));
+      }
+      if (page < *candidate) layers[i].padded_page = *candidate;
+      auto it = std::find_if(per_size.begin(), per_size.end(), [&](const auto& p) { return p.first == *candidate; });
+      if (it == per_size.end()) {
+        per_size.push_back({*candidate, {}});
+        it = per_size.end() - 1;
+      }
+      it->second.push_back(i);
+    }
+    const std::size_t per_page = per_size.front().second.size();
+    if (std::any_of(per_size.begin(), per_size.end(), [&](const auto& p) { return p.second.size() != per_page; })) {
+      throw InputError("a sliding-window MLA group whose page sizes have different layer counts (vLLM asserts)");
+    }
+    const auto num_groups = static_cast<std::size_t>(cdiv(static_cast<std::int64_t>(per_page), tuples));
+    for (std::size_t g = 0; g < num_groups; ++g) {
+      Bucket group;
+      for (std::size_t t = g; t < per_page; t += num_groups) {  // layer_tuples[g::num_groups]
+        for (const auto& [page, positions] : per_size) {
+          group.members.push_back(layers[positions[t]]);
+          group.layers.push_back(layers[positions[t]].index);
+        }
+      }
+      group.spec = group.members.front();
+      out.groups.push_back(std::move(group));
+    }
+  }
+  return out;
+}
+
 GlobalGroups group_layers(std::vector<KvLayer>& layers, const KvCacheSettings& s) {
   GlobalGroups out;
   if (layers.empty()) return out;
@@ -173,12 +312,12 @@ GlobalGroups group_layers(std::vector<KvLayer>& layers, const KvCacheSettings& s
   for (const auto& l : layers) all.push_back(l.index);
   if (std::all_of(layers.begin(), layers.end(), [&](const KvLayer& l) { return l.same_spec(first); })) {
     out.grouping = KvGrouping::kSingleGroup;
-    out.groups.push_back({first, all});
+    out.groups.push_back({first, all, {}});
     return out;
   }
   if (is_uniform_type(layers)) {
     out.grouping = KvGrouping::kUniformType;
-    out.groups.push_back({first, all});
+    out.groups.push_back({first, all, {}});
     return out;
   }
   // Hybrid: unify page sizes (smaller pages must divide the largest; their block grows by the ratio),
@@ -205,7 +344,7 @@ GlobalGroups group_layers(std::vector<KvLayer>& layers, const KvCacheSettings& s
   for (const auto& l : layers) {
     auto it = std::find_if(buckets.begin(), buckets.end(), [&](const Bucket& b) { return b.spec.same_spec(l); });
     if (it == buckets.end()) {
-      buckets.push_back({l, {}});
+      buckets.push_back({l, {}, {}});
       it = buckets.end() - 1;
     }
     it->layers.push_back(l.index);
@@ -223,7 +362,7 @@ GlobalGroups group_layers(std::vector<KvLayer>& layers, const KvCacheSettings& s
   for (const auto& b : buckets) {
     const std::size_t num = (b.layers.size() + group_size - 1) / group_size;
     for (std::size_t g = 0; g < num; ++g) {
-      Bucket group{b.spec, {}};
+      Bucket group{b.spec, {}, {}};
       for (std::size_t i = g; i < b.layers.size(); i += num) group.layers.push_back(b.layers[i]);  // layers[g::num]
       out.groups.push_back(std::move(group));
     }
@@ -322,8 +461,11 @@ KvCacheLayout make_kv_cache_layout(const ModelSpec& model, const ParallelLayout&
       KvLayer x = l;
       x.kind = a.kind;
       x.token_bytes = layer_kv_bytes_per_token(a, layout.tp, dtype);
-      x.block_size = x.registered_block_size = s.block_size;
+      x.block_size = x.registered_block_size = a.block_size > 0 ? a.block_size : s.block_size;
       x.window = a.window;
+      x.compress_ratio = a.compress_ratio;
+      x.alignment = a.page_alignment;
+      x.mla_window = a.mla_window;
       layers.push_back(x);
     };
     add(layer.attention);
@@ -336,9 +478,15 @@ KvCacheLayout make_kv_cache_layout(const ModelSpec& model, const ParallelLayout&
                                  "layers (SlidingWindowSpec asserts \"DCP not support sliding window.\")",
                                  layout.dcp));
   }
+  const bool uniform_groups = std::any_of(layers.begin(), layers.end(), [](const KvLayer& l) { return l.mla_window; });
+  if (uniform_groups && !s.hybrid_manager) {
+    throw InputError("DeepSeek-V4's caches with the hybrid KV cache manager off (unify_hybrid_kv_cache_specs turns "
+                     "every sliding-window cache into a full one) are not modelled");
+  }
   if (!s.hybrid_manager) disable_hybrid_manager(layers);
   const auto on_worker = [&](std::int64_t index) { return index >= layout.first_layer && index < layout.end_layer; };
-  const GlobalGroups global = group_layers(layers, s);  // unifies the block sizes in `layers`
+  // Unifies the block sizes (or pads the pages) in `layers`.
+  const GlobalGroups global = uniform_groups ? group_uniform_groups(layers) : group_layers(layers, s);
   kv.all_layers = layers;
   kv.grouping = global.grouping;
   for (const auto& l : layers) {
@@ -346,14 +494,25 @@ KvCacheLayout make_kv_cache_layout(const ModelSpec& model, const ParallelLayout&
   }
   // _project_kv_cache_groups_to_worker: every group kept, holding only this worker's layers.
   for (const auto& g : global.groups) {
-    KvGroup group{g.spec, 0, static_cast<std::int64_t>(g.layers.size())};
+    KvGroup group{g.spec, 0, static_cast<std::int64_t>(g.layers.size()), {}};
     group.num_layers = std::count_if(g.layers.begin(), g.layers.end(), on_worker);
+    for (const auto& m : g.members) {
+      if (on_worker(m.index)) group.members.push_back(m);
+    }
     kv.group_size = std::max(kv.group_size, group.num_layers);
     kv.global_group_size = std::max(kv.global_group_size, group.global_layers);
     kv.groups.push_back(group);
   }
   switch (kv.grouping) {
     case KvGrouping::kEmpty: break;
+    case KvGrouping::kUniformGroups: {
+      // _get_kv_cache_config_deepseek_v4: a block is one tuple of the full-MLA group's page sizes, repeated
+      // for the longest run of one page size in any group.
+      for (const auto& [page, count] : page_counts(kv.groups.front().members)) kv.layer_tuple_bytes += page;
+      for (const auto& g : kv.groups) kv.layer_tuples = std::max(kv.layer_tuples, most_layers_of_one_page(g.members));
+      kv.page_bytes = kv.layer_tuple_bytes;
+      break;
+    }
     case KvGrouping::kHybrid: kv.page_bytes = global.page; break;
     case KvGrouping::kSingleGroup: kv.page_bytes = kv.groups.front().spec.page_bytes(); break;
     case KvGrouping::kUniformType:
@@ -368,7 +527,20 @@ KvCacheLayout make_kv_cache_layout(const ModelSpec& model, const ParallelLayout&
   return kv;
 }
 
+std::int64_t KvGroup::max_pages(std::int64_t m, std::int64_t t, std::int64_t dcp) const {
+  std::int64_t most = 0;
+  for (const auto& l : members) most = std::max(most, cdiv(l.max_memory_usage(m, t, dcp), l.page_bytes()));
+  return most;
+}
+
+Bytes KvGroup::member_pages() const {
+  Bytes sum;
+  for (const auto& l : members) sum += l.page_bytes();
+  return sum;
+}
+
 Bytes KvCacheLayout::bytes_per_token() const {
+  if (grouping == KvGrouping::kUniformGroups) return Bytes(cdiv(block_bytes().count(), groups.front().spec.block_size));
   Bytes sum;
   for (const auto& l : layers) {
     if (l.grows_with_length()) sum += l.token_bytes;
@@ -380,6 +552,7 @@ Bytes KvCacheLayout::block_bytes() const {
   switch (grouping) {
     case KvGrouping::kEmpty: return Bytes(0);
     case KvGrouping::kUniformType: return page_bytes;
+    case KvGrouping::kUniformGroups: return layer_tuple_bytes * layer_tuples;
     case KvGrouping::kSingleGroup:
     case KvGrouping::kHybrid: return page_bytes * group_size;
   }
@@ -389,6 +562,12 @@ Bytes KvCacheLayout::block_bytes() const {
 Bytes KvCacheLayout::needed(std::int64_t m) const {
   const std::int64_t t = max_num_batched_tokens;
   if (grouping == KvGrouping::kEmpty) return Bytes(0);
+  if (grouping == KvGrouping::kUniformGroups) {
+    // _max_memory_usage_bytes_from_groups: every group's pages reserve a whole block's tuple slots.
+    std::int64_t pages = 0;
+    for (const auto& g : groups) pages += g.max_pages(m, t, dcp);
+    return block_bytes() * pages;
+  }
   if (need == KvNeedRule::kPerLayerSum) {
     Bytes sum;
     for (const auto& l : layers) sum += l.registered_max_memory_usage(m, t, dcp);
@@ -414,6 +593,7 @@ Bytes KvCacheLayout::needed(std::int64_t m) const {
 std::int64_t KvCacheLayout::num_blocks(Bytes available) const {
   if (available.count() <= 0 || grouping == KvGrouping::kEmpty) return 0;
   if (grouping == KvGrouping::kUniformType) return available / page_bytes;
+  if (grouping == KvGrouping::kUniformGroups) return available / block_bytes();
   return available / page_bytes / group_size;
 }
 
@@ -426,6 +606,12 @@ std::int64_t KvCacheLayout::blocks_per_request(std::int64_t m) const {
     for (const auto& l : layers) most = std::max(most, cdiv(l.max_memory_usage(m, t, dcp), l.page_bytes()));
     return most;
   }
+  if (grouping == KvGrouping::kUniformGroups) {
+    // n · Σ_g max_pages_g · Σ pages_g / (Σ pages_0 · n), n = the most layers in a group: n cancels.
+    Bytes per_request;
+    for (const auto& g : groups) per_request += g.member_pages() * g.max_pages(m, t, dcp);
+    return cdiv(per_request, groups.front().member_pages());
+  }
   // n_lpg · Σ max_memory_usage / (page · n_lpg): the group size cancels.
   Bytes per_request;
   for (const auto& g : groups) per_request += g.spec.max_memory_usage(m, t, dcp);
@@ -433,7 +619,9 @@ std::int64_t KvCacheLayout::blocks_per_request(std::int64_t m) const {
 }
 
 std::int64_t KvCacheLayout::num_groups() const {
-  return grouping == KvGrouping::kHybrid ? static_cast<std::int64_t>(groups.size()) : 1;
+  return grouping == KvGrouping::kHybrid || grouping == KvGrouping::kUniformGroups
+             ? static_cast<std::int64_t>(groups.size())
+             : 1;
 }
 
 std::int64_t KvCacheLayout::min_block_size() const {
@@ -446,6 +634,7 @@ std::int64_t KvCacheLayout::min_block_size() const {
 }
 
 std::int64_t KvCacheLayout::attention_block_size() const {
+  if (grouping == KvGrouping::kUniformGroups) return groups.front().spec.block_size;  // the cache's block size
   std::int64_t smallest = 0;
   for (const auto& g : groups) {
     if (g.spec.kind == AttentionKind::kMamba) continue;

@@ -81,9 +81,7 @@ BackendChoice select_backend(const ModelSpec& model, const GpuSpec& gpu, const D
   const AttentionBackend* block_refused = nullptr;
   for (const auto& b : profile.attention_backends) {
     if (b.kind != kind || b.sparse != sparse || !runs_on(b, gpu)) continue;
-    if (!model.forced_attention_backend.empty() && kind != AttentionKind::kMla && b.name != model.forced_attention_backend) {
-      continue;
-    }
+    if (!model.forced_attention_backend.empty() && b.name != model.forced_attention_backend) continue;
     if (b.max_query_heads_per_rank > 0 && heads_per_rank > b.max_query_heads_per_rank) continue;
     if (b.qk_nope_head_dim > 0 && model.mla_qk_nope_head_dim != b.qk_nope_head_dim) continue;
     if (!contains(b.kv_cache_dtypes, dtype_on(b, dtype, requested_auto).name)) continue;
@@ -95,7 +93,18 @@ BackendChoice select_backend(const ModelSpec& model, const GpuSpec& gpu, const D
     return out;
   }
   const char* kind_name = kind == AttentionKind::kMla ? (sparse ? "sparse MLA" : "MLA") : "standard";
-  if (block_refused != nullptr) {
+  const auto forced = std::find_if(profile.attention_backends.begin(), profile.attention_backends.end(), [&](const auto& b) {
+    return b.name == model.forced_attention_backend && b.kind == kind && runs_on(b, gpu);
+  });
+  if (!model.forced_attention_backend.empty() && forced == profile.attention_backends.end()) {
+    out.blocker = fmt::format("{} uses its own attention backend, {}, which vLLM {} does not run on {}; vLLM would fail "
+                              "to start",
+                              model.architecture, model.forced_attention_backend, profile.version, gpu_text(gpu));
+  } else if (!model.forced_attention_backend.empty() && !forced->kv_cache_dtype_error.empty() &&
+             !contains(forced->kv_cache_dtypes, dtype_on(*forced, dtype, requested_auto).name)) {
+    out.blocker = fmt::format(fmt::runtime(forced->kv_cache_dtype_error), kv_cache_dtype_choice_name(d.kv_cache_dtype)) +
+                  " (vLLM would fail to start; pass --kv-cache-dtype fp8)";
+  } else if (block_refused != nullptr) {
     out.blocker = fmt::format("no {} attention backend of vLLM {} runs a block size of {} with a {} KV cache on {} "
                               "({} kernels take {}); vLLM would fail to start with it",
                               kind_name, profile.version, *d.block_size, dtype.name, gpu_text(gpu), block_refused->name,
@@ -107,7 +116,16 @@ BackendChoice select_backend(const ModelSpec& model, const GpuSpec& gpu, const D
                               "fail to start with it",
                               kind_name, profile.version, dtype.name, gpu_text(gpu));
   }
-  // The budget is still computed, with the first backend of the kind on this GPU.
+  // The budget is still computed, with the model's own backend (on whatever GPU the profile lists it) or
+  // the first of the kind on this GPU.
+  if (!model.forced_attention_backend.empty()) {
+    for (const auto& b : profile.attention_backends) {
+      if (b.name == model.forced_attention_backend && b.kind == kind && b.platform == gpu.platform) {
+        out.backend = &b;
+        return out;
+      }
+    }
+  }
   for (const auto& b : profile.attention_backends) {
     if (b.kind == kind && b.sparse == sparse && runs_on(b, gpu)) {
       out.backend = &b;
@@ -215,6 +233,37 @@ void decide_mamba_mode(const ModelSpec& model, const Deployment& d, const Hybrid
   }
 }
 
+// DeepSeek-V4's caches (MLA-format sliding windows, grouped as group_and_unify_kv_cache_specs does): what
+// this vLLM and gpubudget support of them.
+void check_uniform_group_caches(const ModelSpec& model, const GpuSpec& gpu, const Deployment& d,
+                                const VllmProfile& profile) {
+  const bool has = std::any_of(model.layers.begin(), model.layers.end(), [](const LayerSpec& l) {
+    return l.attention.mla_window ||
+           std::any_of(l.extra_kv.begin(), l.extra_kv.end(), [](const AttentionSpec& a) { return a.mla_window; });
+  });
+  if (!has) return;
+  if (!profile.kv_cache.deepseek_v4_kv_groups) {
+    throw InputError(fmt::format("{}: vLLM {} has no implementation of it (DeepseekV4ForCausalLM and its KV cache "
+                                 "groups arrived in #40860, 2026-04-26, first released in vLLM 0.20.0)",
+                                 model.architecture, profile.version));
+  }
+  if (gpu.platform != Platform::kCuda) {
+    throw InputError(fmt::format("{} on {}: vLLM's ROCm path for it (DeepseekV4ROCMAiterMLASparseBackend) is not "
+                                 "modelled",
+                                 model.architecture, gpu.name));
+  }
+  if (d.pipeline_parallel_size > 1) {
+    throw InputError(fmt::format("{} with --pipeline-parallel-size {}: its KV cache groups per pipeline stage are not "
+                                 "modelled",
+                                 model.architecture, d.pipeline_parallel_size));
+  }
+  if (d.block_size && *d.block_size != 256) {
+    throw InputError(fmt::format("--block-size {}: {}'s caches are laid out for 256-token blocks (its sliding "
+                                 "windows and compressor states share the full-MLA pages); other sizes are not modelled",
+                                 *d.block_size, model.architecture));
+  }
+}
+
 }  // namespace
 
 KvDecisions decide_kv_cache(const ModelSpec& model, const GpuSpec& gpu, const Deployment& d, const VllmProfile& profile,
@@ -253,9 +302,13 @@ KvDecisions decide_kv_cache(const ModelSpec& model, const GpuSpec& gpu, const De
                                                            model.architecture));
   }
 
-  // Attention backend and block size.
-  const bool any_mla = std::any_of(model.layers.begin(), model.layers.end(),
-                                   [](const LayerSpec& l) { return l.attention.kind == AttentionKind::kMla; });
+  check_uniform_group_caches(model, gpu, d, profile);
+
+  // Attention backend and block size. DeepSeek-V4's MLA caches sit beside its sliding window.
+  const bool any_mla = std::any_of(model.layers.begin(), model.layers.end(), [](const LayerSpec& l) {
+    return l.attention.kind == AttentionKind::kMla ||
+           std::any_of(l.extra_kv.begin(), l.extra_kv.end(), [](const AttentionSpec& a) { return a.kind == AttentionKind::kMla; });
+  });
   const AttentionKind kind = any_mla ? AttentionKind::kMla : AttentionKind::kFull;
   const BackendChoice choice = select_backend(model, gpu, d, profile, kind, dtype);
   out.backend = choice.backend;

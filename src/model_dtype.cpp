@@ -22,9 +22,16 @@ ModelSpec with_dtype(const ModelSpec& model, Dtype dtype) {
   }
   for (auto& t : out.final_norms) convert_tensor(t);
   for (auto& t : out.buffers) convert_tensor(t);
+  for (auto& t : out.batched_token_buffers) convert_tensor(t);
   convert_format(out.lm_head_format);
   out.dtype = dtype;
   return out;
+}
+
+Bytes WorkspaceReservation::bytes(std::int64_t max_model_len, std::int64_t max_num_batched_tokens) const {
+  return Bytes(detail::checked_mul(per_length_entry, cdiv(max_model_len, length_divisor)) +
+               detail::checked_mul(per_batched_token, max_num_batched_tokens)) +
+         fixed;
 }
 
 std::string attention_mix(const ModelSpec& model) {
@@ -36,6 +43,8 @@ std::string attention_mix(const ModelSpec& model) {
     sliding = sliding || a.kind == AttentionKind::kSlidingWindow;
     chunked = chunked || a.kind == AttentionKind::kChunkedLocal;
     extra = extra || !layer.extra_kv.empty();
+    // DeepSeek-V4: a sliding-window cache in every layer, the compressed MLA caches beside it.
+    for (const auto& e : layer.extra_kv) mla = mla || e.kind == AttentionKind::kMla;
     recurrent = recurrent || recurrent_state(layer) != nullptr;
     if (a.kind == AttentionKind::kFull || a.kind == AttentionKind::kSlidingWindow ||
         a.kind == AttentionKind::kChunkedLocal) {

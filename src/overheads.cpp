@@ -80,8 +80,14 @@ OverheadEstimate estimate_overheads(const ModelSpec& model, const ParallelLayout
   out.forward = scaled(c.forward_activation_factor * static_cast<double>(limits.max_num_batched_tokens) *
                        static_cast<double>(widest_activation(model, layout)) * activation_bytes);
   if (profile_encoder) out.encoder = estimate_encoder_profile(model, layout, limits);
+  for (const auto& w : model.profile_workspace) {
+    out.workspace = std::max(out.workspace, w.bytes(limits.max_model_len, limits.max_num_batched_tokens));
+  }
+  if (!model.profile_workspace.empty()) out.workspace_transient = model.profile_workspace_transient;
   out.activation_peak =
-      std::max(out.encoder.pass, std::max(out.sampler, out.forward) + out.encoder.cached_outputs);
+      std::max(out.encoder.pass,
+               std::max(out.sampler, out.forward + out.workspace_transient) + out.encoder.cached_outputs) +
+      out.workspace;
 
   const bool single_gpu = layout.tp * layout.pp == 1;
   out.non_torch = single_gpu ? c.non_torch_single_gpu
@@ -91,7 +97,7 @@ OverheadEstimate estimate_overheads(const ModelSpec& model, const ParallelLayout
     out.cudagraph = c.cudagraph_base + c.cudagraph_per_layer * (layout.end_layer - layout.first_layer);
   }
   out.cudagraph_charged = profile.charges_cudagraph_memory && !enforce_eager;
-  out.relative_uncertainty = c.relative_uncertainty;
+  out.relative_uncertainty = c.relative_uncertainty * (model.overheads_caveat.empty() ? 1.0 : kUncalibratedOverheadFactor);
   return out;
 }
 

@@ -72,6 +72,12 @@ void check_linear(const ModelSpec& model, const LinearModule& m, std::int64_t tp
                               "num_groups, then num_groups must equal 1.\")",
                               m.name, m.mamba_groups, tp));
   }
+  if (m.output_groups > 0 && m.output_groups % tp != 0) {
+    reject(model, fmt::format("{}: its {} output groups are projected whole per rank (n_local_groups = o_groups // tp); "
+                              "--tensor-parallel-size {} does not divide them, leaving a rank with a fraction of a "
+                              "group, which vLLM's grouped projection cannot run",
+                              m.name, m.output_groups, tp));
+  }
   switch (m.parallelism) {
     case Parallelism::kColumn:
       for (const auto out : m.output_sizes) {

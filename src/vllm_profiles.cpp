@@ -30,7 +30,7 @@ void read_kv_cache_rules(const detail::JsonReader& k, KvCacheRules& rules) {
                          "unify_page_sizes", "auto_fit_max_model_len", "num_gpu_blocks_override", "skip_layers",
                          "modelopt_kv_cache_dtypes", "compressed_tensors_kv_scheme", "fp8_ds_mla_architectures",
                          "chunked_local_keeps_hybrid_manager", "kv_connectors_with_hybrid_manager",
-                         "hybrid_manager_flag_overrides", "note"});
+                         "hybrid_manager_flag_overrides", "deepseek_v4_kv_groups", "note"});
   if (k.has("kv_cache_dtypes")) rules.kv_cache_dtypes = k.string_list("kv_cache_dtypes");
   for (const auto& name : rules.kv_cache_dtypes) {
     try {
@@ -86,6 +86,7 @@ void read_kv_cache_rules(const detail::JsonReader& k, KvCacheRules& rules) {
     rules.kv_connectors_with_hybrid_manager = k.string_list("kv_connectors_with_hybrid_manager");
   }
   rules.hybrid_manager_flag_overrides = k.boolean("hybrid_manager_flag_overrides", rules.hybrid_manager_flag_overrides);
+  rules.deepseek_v4_kv_groups = k.boolean("deepseek_v4_kv_groups", rules.deepseek_v4_kv_groups);
 }
 
 // The keys of the "hybrid" object (HybridRules).
@@ -235,7 +236,7 @@ VllmProfile detail::parse_vllm_profile(const std::string& text, const std::strin
     b.reject_unknown_keys({"name", "kind", "platform", "compute_capability_majors", "kv_cache_dtypes", "block_size",
                            "kernel_block_sizes", "kernel_block_multiple", "ignores_user_block_size",
                            "max_query_heads_per_rank", "qk_nope_head_dim", "quantized_kv_layout",
-                           "auto_kv_cache_dtype", "note"});
+                           "auto_kv_cache_dtype", "kv_cache_dtype_error", "note"});
     AttentionBackend a;
     a.name = b.string("name");
     const auto kind = b.string("kind");
@@ -262,6 +263,7 @@ VllmProfile detail::parse_vllm_profile(const std::string& text, const std::strin
     a.max_query_heads_per_rank = b.optional_integer("max_query_heads_per_rank", 1, 1 << 20).value_or(0);
     a.qk_nope_head_dim = b.optional_integer("qk_nope_head_dim", 1, 1 << 20).value_or(0);
     a.auto_kv_cache_dtype = b.optional_string("auto_kv_cache_dtype").value_or("");
+    a.kv_cache_dtype_error = b.optional_string("kv_cache_dtype_error").value_or("");
     if (!a.supports_block_size(a.block_size)) b.fail("block_size", "a size the backend's kernel_block_sizes run");
     p.attention_backends.push_back(std::move(a));
   }
@@ -272,7 +274,7 @@ VllmProfile detail::parse_vllm_profile(const std::string& text, const std::strin
       const detail::JsonReader b(mx[i], path, fmt::format("/mxfp4_moe_backends/{}", i));
       b.reject_unknown_keys({"name", "compute_capability_majors", "intermediate_align", "hidden_align",
                              "swizzle_value_align", "swizzle_scale_align", "keeps_checkpoint_scales", "bias_bytes",
-                             "note"});
+                             "for_gpt_oss", "note"});
       Mxfp4MoeBackend backend;
       backend.name = b.string("name");
       for (const auto cc : b.integer_list("compute_capability_majors", 1, 100)) {
@@ -292,6 +294,7 @@ VllmProfile detail::parse_vllm_profile(const std::string& text, const std::strin
       pair("swizzle_scale_align", x.scale_row_align, x.scale_k_align);
       x.keeps_checkpoint_scales = b.boolean("keeps_checkpoint_scales", false);
       x.bias_bytes = b.optional_integer("bias_bytes", 2, 4).value_or(2);
+      backend.for_gpt_oss = b.boolean("for_gpt_oss", true);
       p.mxfp4_moe_backends.push_back(std::move(backend));
     }
   }

@@ -1,6 +1,8 @@
 // ModelSpec → weight units (docs/methodology.md §Weights). Byte formulas live in weights.cpp.
 #include "gpubudget/weight_units.h"
 
+#include <algorithm>
+
 #include "gpubudget/weights.h"
 #include "weight_unit_totals.h"
 
@@ -38,6 +40,9 @@ std::vector<std::string> checkpoint_names_of(const LinearModule& m) {
       {"fused_qkv_a_proj", {"q_a_proj", "kv_a_proj_with_mqa"}},
       {"in_proj_qkvz", {"in_proj_qkv", "in_proj_z"}},
       {"in_proj_ba", {"in_proj_b", "in_proj_a"}},
+      {"fused_wqa_wkv", {"wq_a", "wkv"}},        // DeepSeek-V4
+      {"fused_wkv_wgate", {"wkv", "wgate"}},     // DeepSeek-V4 compressors
+      {"shared_experts.w13", {"shared_experts.w1", "shared_experts.w3"}},
   };
   const std::string canonical = canonical_module_name(m.name);
   std::vector<std::string> names;
@@ -85,9 +90,12 @@ struct UnitBuilder {
 
   // A name ending in '.' stands for every checkpoint tensor under it (a tower counted whole).
   WeightUnit& tensor(const ReplicatedTensor& t, std::int64_t layer, bool on_gpu) {
-    const Bytes bytes(t.elements * element_bytes(t.dtype));
+    const Bytes stored(t.elements * element_bytes(t.checkpoint_dtype.value_or(t.dtype)));
+    const std::int64_t local =
+        t.split_min_per_rank > 0 ? std::max(t.elements / layout.tp, t.split_min_per_rank) : t.elements;
+    const Bytes bytes(local * element_bytes(t.dtype));
     WeightUnit& u = add(t.name, with_names ? names(canonical_module_name(t.name)) : std::vector<std::string>{},
-                        t.component, layer, bytes, on_gpu ? bytes : Bytes(0));
+                        t.component, layer, stored, on_gpu ? bytes : Bytes(0));
     u.prefix_match = !t.name.empty() && t.name.back() == '.';
     return u;
   }

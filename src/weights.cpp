@@ -2,6 +2,7 @@
 #include "gpubudget/weights.h"
 #include "weight_unit_totals.h"
 
+#include <algorithm>
 #include <array>
 
 #include "gpubudget/weight_units.h"
@@ -32,8 +33,9 @@ std::int64_t matrix_bytes(const QuantFormat& format, std::int64_t n, std::int64_
     case QuantKind::kUnquantized:
       return n * k * element_bytes(format.dtype);
     case QuantKind::kFp8Block:
-      // fp8 weight + fp32 weight_scale_inv [cdiv(n, bn), cdiv(k, bk)] (create_fp8_scale_parameter).
-      return n * k + 4 * cdiv(n, format.block_n) * cdiv(k, format.block_k);
+      // fp8 weight + weight_scale_inv [cdiv(n, bn), cdiv(k, bk)] (create_fp8_scale_parameter): fp32, or
+      // e8m0 (1 byte) where the config says so (DeepSeek-V4).
+      return n * k + format.scale_bytes * cdiv(n, format.block_n) * cdiv(k, format.block_k);
     case QuantKind::kNvfp4:
       // Two e2m1 values per byte; fp8 block scales swizzled to [round_up(n,128), round_up(k/16,4)]
       // (swizzle_blockscale); fp32 input_scale, weight_scale_2, alpha, input_scale_inv.
@@ -124,8 +126,9 @@ Bytes experts_bytes(const ExpertsModule& e, const ParallelLayout& layout) {
       break;
     case QuantKind::kFp8Block:
       // w13_weight_scale_inv [gates·cdiv(I, bn), cdiv(H, bk)], w2_weight_scale_inv [cdiv(H, bn), cdiv(I, bk)].
-      per_expert = (gates + 1) * I * H + 4 * (gates * cdiv(I, e.format.block_n) * cdiv(H, e.format.block_k) +
-                                              cdiv(H, e.format.block_n) * cdiv(I, e.format.block_k));
+      per_expert = (gates + 1) * I * H +
+                   e.format.scale_bytes * (gates * cdiv(I, e.format.block_n) * cdiv(H, e.format.block_k) +
+                                           cdiv(H, e.format.block_n) * cdiv(I, e.format.block_k));
       break;
     case QuantKind::kNvfp4:
       // ModelOptNvFp4FusedMoE: 4-bit weights, fp8 scales swizzle-padded to 128 rows x 4 columns;
@@ -134,9 +137,9 @@ Bytes experts_bytes(const ExpertsModule& e, const ParallelLayout& layout) {
                    round_up(H, 128) * round_up(I / 16, 4) + 24;
       break;
     case QuantKind::kMxfp4: {
-      // Mxfp4MoEMethod: sizes padded per backend, then w13 [2I, H/2] u8 + scales [2I, H/32] u8 +
-      // bias [2I], w2 [H, I/2] + scales [H, I/32] + bias [H]. The Triton backend swizzles values and
-      // scales into padded tiles and keeps the checkpoint-shaped scales too (docs/methodology.md §MXFP4).
+      // Mxfp4MoEMethod: sizes padded per backend, then w13 [2I, H/2] u8 + scales [2I, H/32] u8 (+ bias
+      // [2I]), w2 [H, I/2] + scales [H, I/32] (+ bias [H]). The Triton backend swizzles values and scales
+      // into padded tiles and keeps the checkpoint-shaped scales too (docs/methodology.md §MXFP4).
       const Mxfp4Packing& x = layout.mxfp4;
       const std::int64_t Ip = round_up(I, x.intermediate_align);
       const std::int64_t Hp = round_up(H, x.hidden_align);
@@ -149,7 +152,7 @@ Bytes experts_bytes(const ExpertsModule& e, const ParallelLayout& layout) {
           round_up(n13, x.scale_row_align) * round_up(cdiv(Hp, 32), x.scale_k_align) +
           round_up(Hp, x.scale_row_align) * round_up(cdiv(Ip, 32), x.scale_k_align) +
           (x.keeps_checkpoint_scales ? plain_scales : 0);
-      per_expert = values + scales + (n13 + Hp) * x.bias_bytes;
+      per_expert = values + scales + (e.has_bias ? (n13 + Hp) * x.bias_bytes : 0);
       break;
     }
     case QuantKind::kIntPacked:
@@ -179,13 +182,29 @@ WeightsBreakdown weights_per_gpu(const ModelSpec& model, const ParallelLayout& l
   return out;
 }
 
+void add_batched_token_buffers(WeightsBreakdown& weights, const ModelSpec& model, std::int64_t max_num_batched_tokens) {
+  Bytes added;
+  for (const auto& t : model.batched_token_buffers) {
+    added += Bytes(detail::checked_mul(max_num_batched_tokens, t.elements * element_bytes(t.dtype)));
+  }
+  if (added.count() == 0) return;
+  auto it = std::find_if(weights.components.begin(), weights.components.end(),
+                         [](const ComponentBytes& c) { return c.component == Component::kBuffers; });
+  if (it == weights.components.end()) {
+    weights.components.push_back({Component::kBuffers, added});
+  } else {
+    it->bytes += added;
+  }
+  weights.total += added;
+}
+
 namespace {
 
 // One matrix [n, k] as a checkpoint stores it.
 std::int64_t checkpoint_matrix_bytes(const QuantFormat& f, std::int64_t n, std::int64_t k) {
   switch (f.kind) {
     case QuantKind::kUnquantized: return n * k * element_bytes(f.dtype);
-    case QuantKind::kFp8Block: return n * k + 4 * cdiv(n, f.block_n) * cdiv(k, f.block_k);
+    case QuantKind::kFp8Block: return n * k + f.scale_bytes * cdiv(n, f.block_n) * cdiv(k, f.block_k);
     // packed weight, fp8 scales [n, k/16], fp32 weight_scale_2 and input_scale.
     case QuantKind::kNvfp4: return n * k / 2 + n * (k / f.group_size) + 8;
     // packed weight, 16-bit scales, int32 [2] weight_shape (+ zero points).
@@ -226,7 +245,7 @@ Bytes checkpoint_linear_bytes(const LinearModule& m) {
 Bytes checkpoint_experts_bytes(const ExpertsModule& e) {
   const std::int64_t I = e.intermediate_size;
   const std::int64_t H = e.hidden_size;
-  if (e.format.kind == QuantKind::kMxfp4) {
+  if (e.has_bias) {
     // gpt-oss stores gate_up fused with bf16 biases.
     return Bytes(e.num_experts * (checkpoint_matrix_bytes(e.format, 2 * I, H) + 2 * I * 2 +
                                   checkpoint_matrix_bytes(e.format, H, I) + H * 2));

@@ -45,7 +45,8 @@ std::vector<std::string> kv_group_lines(const KvCacheLayout& kv, std::int64_t ma
   for (const auto& l : kv.layers) {
     auto it = std::find_if(lines.begin(), lines.end(), [&](const Line& x) {
       return x.spec.kind == l.kind && x.spec.token_bytes == l.token_bytes && x.spec.window == l.window &&
-             x.spec.state_bytes == l.state_bytes;
+             x.spec.state_bytes == l.state_bytes && x.spec.compress_ratio == l.compress_ratio &&
+             x.spec.page_bytes() == l.page_bytes();
     });
     if (it == lines.end()) {
       lines.push_back({l, 1});
@@ -62,6 +63,18 @@ std::vector<std::string> kv_group_lines(const KvCacheLayout& kv, std::int64_t ma
                                 line.layers, kind_name(line.spec.kind), line.spec.state_bytes.count(), gib2(need)));
       continue;
     }
+    if (line.spec.alignment > 0) {
+      // DeepSeek-V4's caches: fixed-size entries, pages aligned (and padded by grouping).
+      out.push_back(fmt::format("{:>3} x {}{}: {} B per {}, pages of {} tokens = {} B, {} for one {}-token request{}",
+                                line.layers, kind_name(line.spec.kind),
+                                line.spec.window > 0 ? fmt::format(" (window {})", line.spec.window) : "",
+                                line.spec.token_bytes.count(),
+                                line.spec.compress_ratio > 1 ? fmt::format("entry of {} tokens", line.spec.compress_ratio)
+                                                             : std::string("token"),
+                                line.spec.block_size, line.spec.page_bytes().count(), gib2(need),
+                                with_commas(max_model_len), line.spec.grows_with_length() ? "" : " (fixed past the window)"));
+      continue;
+    }
     out.push_back(fmt::format("{:>3} x {}{}: {} B/token/layer, {} for one {}-token request{}", line.layers,
                               kind_name(line.spec.kind),
                               line.spec.window > 0 ? fmt::format(" (window {})", line.spec.window) : "",
@@ -71,6 +84,12 @@ std::vector<std::string> kv_group_lines(const KvCacheLayout& kv, std::int64_t ma
   if (kv.grouping == KvGrouping::kHybrid) {
     out.push_back(fmt::format("vLLM groups them into {} KV-cache groups of {} layers, page {} B", kv.groups.size(),
                               kv.group_size, kv.page_bytes.count()));
+  }
+  if (kv.grouping == KvGrouping::kUniformGroups) {
+    out.push_back(fmt::format("vLLM groups them into {} KV-cache groups sharing one pool; a block holds {} tuples of "
+                              "the full-MLA pages ({} B each) = {} B, whichever group uses it",
+                              kv.groups.size(), kv.layer_tuples, kv.layer_tuple_bytes.count(),
+                              kv.block_bytes().count()));
   }
   return out;
 }

@@ -48,7 +48,7 @@ KvCacheDtype resolve_kv_cache_dtype(const ModelSpec& model, KvCacheDtypeChoice r
 struct KvLayer {
   std::int64_t index = 0;         // decoder layer it belongs to (for pipeline stages)
   AttentionKind kind = AttentionKind::kFull;
-  Bytes token_bytes;              // per token per layer on one rank (0 for kMamba)
+  Bytes token_bytes;              // per token per layer on one rank (0 for kMamba); per stored entry when compressed
   std::int64_t block_size = 16;   // tokens per block, after hybrid page unification
   std::int64_t registered_block_size = 16;  // tokens per block the layer registered (before unification)
   std::int64_t window = 0;        // sliding window / chunk size, tokens
@@ -56,10 +56,17 @@ struct KvLayer {
   // kMamba: pages one request holds: 1 (`none`), 2 (`align`); 0 in `all` mode = cdiv(M, mamba_block_size).
   std::int64_t state_blocks = 1;
   std::int64_t mamba_block_size = 0;  // kMamba `all` mode: tokens per cached state
+  // DeepSeek-V4's caches (AttentionSpec::compress_ratio): block_size / compress_ratio entries per page,
+  // the page rounded up to `alignment` bytes; `padded_page` > 0 when grouping padded it to a full-MLA
+  // page (page_size_padded); `mla_window`: a SlidingWindowMLASpec.
+  std::int64_t compress_ratio = 1;
+  std::int64_t alignment = 0;
+  Bytes padded_page;
+  bool mla_window = false;
 
-  [[nodiscard]] Bytes page_bytes() const {
-    return kind == AttentionKind::kMamba ? state_bytes : token_bytes * block_size;
-  }
+  // The page of `tokens` tokens per block (page_size_bytes).
+  [[nodiscard]] Bytes page_at(std::int64_t tokens) const;
+  [[nodiscard]] Bytes page_bytes() const { return page_at(block_size); }
   // KVCacheSpec.max_memory_usage_bytes: the worst case of one request of `max_model_len` tokens.
   //   full / MLA:  cdiv(M', B)·page, M' = cdiv(M, dcp)
   //   sliding W:   (cdiv(min(W − 1 + T, M), B) + 1)·page
@@ -83,12 +90,20 @@ enum class KvGrouping {
   kSingleGroup,  // every layer has the same spec
   kUniformType,  // same kind of spec and block size, different page sizes (UniformTypeKVCacheSpecs)
   kHybrid,       // different kinds: pages unified, layers split into groups of `group_size`
+  // DeepSeek-V4 (group_and_unify_kv_cache_specs): several groups of UniformTypeKVCacheSpecs sharing one
+  // pool whose block holds `layer_tuples` tuples of every full-MLA page size.
+  kUniformGroups,
 };
 
 struct KvGroup {
   KvLayer spec;
   std::int64_t num_layers = 0;     // of this group on this worker (≤ group_size; the rest is padding)
   std::int64_t global_layers = 0;  // of this group in the whole model
+  std::vector<KvLayer> members;    // kUniformGroups: this worker's layers of the group, pages padded
+  // kUniformGroups: UniformTypeKVCacheSpecs.max_memory_usage_pages for one request of `max_model_len`.
+  [[nodiscard]] std::int64_t max_pages(std::int64_t max_model_len, std::int64_t max_num_batched_tokens,
+                                       std::int64_t dcp) const;
+  [[nodiscard]] Bytes member_pages() const;  // Σ members' pages (UniformTypeKVCacheSpecs.page_size_bytes)
 };
 
 // What shapes the KV cache besides the model and the parallel layout (fit() resolves it from the
@@ -125,22 +140,30 @@ struct KvCacheLayout {
   std::int64_t group_size = 0;      // this worker's: the most layers any group has on it
   std::int64_t global_group_size = 0;
   Bytes page_bytes;                 // kHybrid: the unified page; kUniformType: Σ pages here; else one page
+  // kUniformGroups (_get_kv_cache_config_deepseek_v4): Σ of the full-MLA group's distinct page sizes, and
+  // the tuples one block holds (the longest run of one page size in any group); page_bytes = the former.
+  Bytes layer_tuple_bytes;
+  std::int64_t layer_tuples = 0;
 
-  // Σ bytes per token of this worker's layers whose cache grows with length (full attention and MLA).
+  // Σ bytes per token of this worker's layers whose cache grows with length (full attention and MLA);
+  // kUniformGroups: a block's bytes per token of the full-MLA block, rounded up.
   [[nodiscard]] Bytes bytes_per_token() const;
-  // Bytes one block costs on this worker: Σ pages (kUniformType) or group_size × page.
+  // Bytes one block costs on this worker: Σ pages (kUniformType), group_size × page, or (kUniformGroups)
+  // layer_tuples × layer_tuple_bytes.
   [[nodiscard]] Bytes block_bytes() const;
   // _check_enough_kv_cache_memory's need for one request of `max_model_len` tokens, by `need`:
   //   kPerLayerSum        Σ this worker's layers' max_memory_usage (as registered)
   //   kGlobalFirstGroup   global_group_size · page · cdiv(first group's need, page) (kUniformType: Σ all layers)
   //   kWorkerFirstGroup   group_size · page · cdiv(first group's need, page) (kUniformType: Σ this worker's)
   //   kWorkerGroups       group_size · page · Σ_groups cdiv(need, page)       (kUniformType: Σ this worker's)
+  //   kUniformGroups:     layer_tuples · layer_tuple_bytes · Σ_groups max_pages, whatever `need`
   [[nodiscard]] Bytes needed(std::int64_t max_model_len) const;
   // get_kv_cache_config_from_groups: blocks that fit `available` (0 if not positive).
   [[nodiscard]] std::int64_t num_blocks(Bytes available) const;
   // get_max_concurrency_for_kv_cache_config: blocks one request of `max_model_len` occupies.
   [[nodiscard]] std::int64_t blocks_per_request(std::int64_t max_model_len) const;
-  // Number of KV-cache groups and their smallest block size (the pre-0.21 token report).
+  // Number of KV-cache groups and their smallest block size (the pre-0.21 token report; DeepSeek-V4's
+  // compressor-state groups count, 4 tokens).
   [[nodiscard]] std::int64_t num_groups() const;
   [[nodiscard]] std::int64_t min_block_size() const;
   // The attention block size in effect (raised for hybrid models); 0 without attention layers.

@@ -60,6 +60,9 @@ struct LinearModule {
   // allows one group only) every rank holds the whole group (mamba_utils extra_groups_for_head_shards).
   std::int64_t mamba_groups = 0;
   std::int64_t mamba_group_rows = 0;
+  // A grouped projection (DeepSeek-V4's wo_a, run as a batched matmul over o_groups): each rank holds
+  // whole groups, so TP must divide this count. 0: not grouped.
+  std::int64_t output_groups = 0;
   // kQkv only: heads and head size; output_sizes are then q, k, v = heads * head_dim.
   std::int64_t num_heads = 0;
   std::int64_t num_kv_heads = 0;
@@ -75,6 +78,7 @@ struct ExpertsModule {
   std::int64_t hidden_size = 0;        // H
   QuantFormat format;
   bool gated = true;
+  bool has_bias = false;  // w13 and w2 biases (gpt-oss's MXFP4 experts)
 };
 
 // A tensor that is stored whole on every rank that holds its layer (norms, biases, tables).
@@ -83,6 +87,11 @@ struct ReplicatedTensor {
   Component component = Component::kNorms;
   std::int64_t elements = 0;
   Dtype dtype = Dtype::kBFloat16;
+  // When the checkpoint stores it in another dtype (DeepSeek-V4's tid2eid: int64 on disk, int32 in vLLM).
+  std::optional<Dtype> checkpoint_dtype = std::nullopt;
+  // > 0: not replicated but split over TP by heads, each rank's slice padded to at least this many
+  // elements (DeepSeek-V4's attn_sink: max(heads / tp, 64) for FlashMLA).
+  std::int64_t split_min_per_rank = 0;
 };
 
 enum class AttentionKind {
@@ -130,8 +139,17 @@ struct AttentionSpec {
   std::int64_t head_dim_v = 0;           // kFull: V head size (= head_dim for every model so far)
   std::int64_t window = 0;               // kSlidingWindow: window W; kChunkedLocal: chunk size
   // > 0: bytes per token of this cache whatever --kv-cache-dtype says (DeepSeek-V3.2's indexer keys:
-  // uint8 values plus fp32 scales, 132 B).
+  // uint8 values plus fp32 scales, 132 B); with compress_ratio > 1, bytes per stored entry.
   Bytes fixed_token_bytes;
+  // DeepSeek-V4's caches (vLLM MLAAttentionSpec / SlidingWindowMLASpec with model_version
+  // "deepseek_v4"): one entry of fixed_token_bytes per `compress_ratio` tokens; each page rounded up
+  // to `page_alignment` bytes (FlashMLA's 576); `block_size` tokens per block when > 0, whatever the
+  // cache's block size (the SWA cache's 64, the compressor states' 4 and 8). `mla_window`: a sliding
+  // window cache in MLA format (SlidingWindowMLASpec), grouped apart from other sliding windows.
+  std::int64_t compress_ratio = 1;
+  std::int64_t page_alignment = 0;
+  std::int64_t block_size = 0;
+  bool mla_window = false;
   MambaState state;                      // kMamba only
 };
 
@@ -162,6 +180,18 @@ struct EncoderProfileShape {
   std::int64_t output_width = 0;          // elements per token the encoder hands to the language model
   std::string max_item_source;            // where max_tokens_per_item comes from (for --explain)
   bool replicated = false;                // the tower is whole on every rank (Gemma 4): nothing split by TP
+};
+
+// A buffer the profile run reserves from vLLM's shared workspace (vllm/v1/worker/workspace.py: one
+// buffer, as large as the largest request), sized from the engine's max_model_len L and
+// max_num_batched_tokens B: per_length_entry · cdiv(L, length_divisor) + per_batched_token · B + fixed.
+struct WorkspaceReservation {
+  std::string name;
+  std::int64_t per_length_entry = 0;
+  std::int64_t length_divisor = 1;
+  std::int64_t per_batched_token = 0;
+  Bytes fixed;
+  [[nodiscard]] Bytes bytes(std::int64_t max_model_len, std::int64_t max_num_batched_tokens) const;
 };
 
 // Weights outside the decoder layers.
@@ -209,6 +239,18 @@ struct ModelSpec {
   std::optional<VisionTower> vision;
   std::vector<ReplicatedTensor> final_norms;  // on the last pipeline stage
   std::vector<ReplicatedTensor> buffers;      // on every stage (one shared rotary cache per RoPE setting)
+  // Buffers allocated with the model whose first dimension is max_num_batched_tokens (DeepSeek-V4's
+  // topk_indices_buffer and _mtp_hidden_buffer): `elements` per batched token. fit() adds them to the
+  // weights as runtime buffers.
+  std::vector<ReplicatedTensor> batched_token_buffers;
+  // Sparse attention's profile-run reservations (DeepSeek-V4's prefill gather and indexer), of which
+  // the workspace holds the largest, and a buffer allocated and freed beside it (the indexer's logits
+  // dummy, VLLM_SPARSE_INDEXER_MAX_LOGITS_MB): part of the activation peak (overheads.h).
+  std::vector<WorkspaceReservation> profile_workspace;
+  Bytes profile_workspace_transient;
+  // Why the overhead coefficients may not fit this family ("" when they were fitted on models like it):
+  // fit() warns with it and estimate_overheads() widens the uncertainty (kUncalibratedOverheadFactor).
+  std::string overheads_caveat;
   CheckpointQuantization quantization;
   // vLLM's derived maximum length and the key it came from (docs/methodology.md §max_model_len).
   std::int64_t derived_max_model_len = 0;

@@ -19,6 +19,7 @@ struct SchedulerLimits {
   std::int64_t max_num_batched_tokens = 0;  // T: tokens in the profile run's forward pass
   std::int64_t max_num_seqs = 0;            // S
   bool defaulted = false;                   // true when taken from the version's defaults
+  std::int64_t max_model_len = 0;           // L the engine starts with (sizes sparse-attention workspaces)
 };
 
 // The profile run's multimodal encoder pass (first pipeline stage of a model with a vision tower).
@@ -34,14 +35,24 @@ struct OverheadEstimate {
   Bytes sampler;         // dummy sampler run on [min(T, S), vocab] logits (last PP stage only)
   Bytes forward;         // forward pass of T tokens through one layer at a time
   EncoderProfileEstimate encoder;
-  // max(encoder.pass, max(sampler, forward) + encoder.cached_outputs): the encoder runs first and its
-  // outputs stay cached; the forward pass and the sampler do not overlap in time.
+  // The model's profile-run workspace (ModelSpec::profile_workspace): the largest reservation, kept
+  // for the rest of the run, and the transient buffer allocated beside it during the forward pass.
+  Bytes workspace;
+  Bytes workspace_transient;
+  // max(encoder.pass, max(sampler, forward + workspace_transient) + encoder.cached_outputs) + workspace:
+  // the encoder runs first and its outputs stay cached; the forward pass and the sampler do not overlap
+  // in time; the workspace, once reserved, stays.
   Bytes activation_peak;
   Bytes non_torch;
   Bytes cudagraph;       // estimated graph memory (charged only when the profile says so)
   bool cudagraph_charged = false;
   double relative_uncertainty = 0;
 };
+
+// The overhead uncertainty of a family no observation calibrated (ModelSpec::overheads_caveat) is this
+// multiple of the profile's. Three: the one DeepSeek-V4 startup log (observation vo-007) left 4.3 GiB
+// less for the KV cache than predicted, 70% of the predicted overheads (docs/accuracy.md).
+inline constexpr double kUncalibratedOverheadFactor = 3.0;
 
 // `profile_encoder` false models vLLM's --skip-mm-profiling.
 OverheadEstimate estimate_overheads(const ModelSpec& model, const ParallelLayout& layout,

@@ -37,6 +37,7 @@ struct QuantFormat {
   Dtype dtype = Dtype::kBFloat16;  // element type when kind == kUnquantized
   std::int64_t block_n = 0;        // kFp8Block: output rows per scale tile
   std::int64_t block_k = 0;        // kFp8Block: input columns per scale tile
+  std::int64_t scale_bytes = 4;    // kFp8Block: bytes per tile scale (fp32; 1 for e8m0, DeepSeek-V4)
   std::int64_t group_size = 0;     // kNvfp4: inputs per fp8 scale (16); kIntPacked: inputs per scale,
                                    // 0 = one scale per output channel
   std::int64_t bits = 0;           // kIntPacked: 4 or 8

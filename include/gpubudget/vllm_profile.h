@@ -46,6 +46,9 @@ struct AttentionBackend {
   // When not empty: `--kv-cache-dtype auto` becomes this dtype on this backend (vLLM 0.11.0 stores
   // DeepSeek-V3.2's cache as fp8_ds_mla by default).
   std::string auto_kv_cache_dtype;
+  // When not empty: vLLM's words when the model forces this backend and the KV dtype is not one it
+  // accepts, `{}` standing for the --kv-cache-dtype value (DeepSeek-V4's assert).
+  std::string kv_cache_dtype_error;
 
   // Whether a KV block of `block_size` tokens runs on this backend's kernels.
   [[nodiscard]] bool supports_block_size(std::int64_t block_size) const;
@@ -58,6 +61,9 @@ struct Mxfp4MoeBackend {
   std::string name;
   std::vector<int> compute_capability_majors;
   Mxfp4Packing packing;
+  // The oracle has two priority lists (fused_moe/oracle/mxfp4.py): gpt-oss's, and every other model's
+  // (DeepSeek-V4); an entry belongs to one of them.
+  bool for_gpt_oss = true;
 };
 
 // max_num_batched_tokens / max_num_seqs defaults for `vllm serve` (EngineArgs.get_batch_defaults).
@@ -155,6 +161,9 @@ struct KvCacheRules {
   bool chunked_local_keeps_hybrid_manager = true;
   std::vector<std::string> kv_connectors_with_hybrid_manager;
   bool hybrid_manager_flag_overrides = true;
+  // The DeepSeek-V4 KV layout (group_and_unify_kv_cache_specs, _get_kv_cache_config_deepseek_v4) exists:
+  // DeepseekV4ForCausalLM arrived with it (#40860, 2026-04-26; vLLM 0.20.0).
+  bool deepseek_v4_kv_groups = false;
 };
 
 // How a mixer's temporal (SSM) state dtype defaults for some architectures (models/config.py).

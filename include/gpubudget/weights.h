@@ -42,4 +42,8 @@ Bytes checkpoint_bytes(const ModelSpec& model);
 // Everything the worker holds. Does not throw (the layout was validated by make_parallel_layout).
 WeightsBreakdown weights_per_gpu(const ModelSpec& model, const ParallelLayout& layout);
 
+// Adds the model's buffers sized by max_num_batched_tokens (ModelSpec::batched_token_buffers) to
+// `weights` as runtime buffers: what vLLM allocates with the model for this scheduler budget.
+void add_batched_token_buffers(WeightsBreakdown& weights, const ModelSpec& model, std::int64_t max_num_batched_tokens);
+
 }  // namespace gpubudget

@@ -212,6 +212,7 @@ std::vector<ReplayRow> replay_observation_text(const std::string& text, const st
     d.block_size = field<std::int64_t>(row, "block_size");
     d.enforce_eager = field<bool>(row, "enforce_eager").value_or(false);
     d.gpu_memory_utilization = field<double>(row, "gpu_memory_utilization");
+    d.enable_expert_parallel = field<bool>(row, "ep").value_or(false);
     // An online --quantization changes the weights but not the KV cache.
     const auto quant = field<std::string>(row, "quant").value_or("");
     if (quant.find("online") != std::string::npos) r.kv_only = true;
@@ -223,6 +224,8 @@ std::vector<ReplayRow> replay_observation_text(const std::string& text, const st
                                            "extra.dtype_arg");
         // The launch's --enable-prefix-caching (hybrid models keep more state pages with it).
         d.enable_prefix_caching = field<bool>(row["extra"], "prefix_caching");
+        // The offline LLM class has its own batch defaults (EngineArgs.get_batch_defaults, LLM_CLASS).
+        if (field<std::string>(row["extra"], "entry_point").value_or("serve") == "llm") d.entry_point = EntryPoint::kLlm;
       }
       const FitResult predicted = fit(model, gpu, d, profile);
       const WorkerBudget& w = predicted.binding_worker();

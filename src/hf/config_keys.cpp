@@ -164,6 +164,9 @@ struct FamilyKey {
 
 constexpr FamilyKey kByFamily[] = {
     {"deepseek_v2", "attention_bias", "", "vLLM's MLA projections have no bias"},
+    {"deepseek_v4", "attention_bias", "false", "no projection of DeepSeek-V4 has a bias"},
+    {"deepseek_v4", "hc_eps", "", "hyper-connection numerics (Sinkhorn epsilon)"},
+    {"deepseek_v4", "hc_sinkhorn_iters", "", "hyper-connection numerics (Sinkhorn iterations)"},
     {"deepseek_v2", "mlp_bias", "false", "DeepSeek MLPs without bias"},
     {"deepseek_v2", "num_key_value_heads", "", "MLA: one latent KV per token, no KV heads"},
     {"deepseek_v2", "head_dim", "", "MLA sizes heads by qk_nope_head_dim + qk_rope_head_dim and v_head_dim"},

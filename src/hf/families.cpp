@@ -72,6 +72,10 @@ constexpr std::string_view kGraniteHybridArchitectures[] = {"GraniteMoeHybridFor
 constexpr ModelType kFalconH1Types[] = {{"falcon_h1", 8192}};
 constexpr std::string_view kFalconH1Architectures[] = {"FalconH1ForCausalLM"};
 
+// DeepseekV4Config's max_position_embeddings is 1,048,576.
+constexpr ModelType kDeepseekV4Types[] = {{"deepseek_v4", 1048576}};
+constexpr std::string_view kDeepseekV4Architectures[] = {"DeepseekV4ForCausalLM"};
+
 constexpr ModelType kKimiLinearTypes[] = {{"kimi_linear"}};
 constexpr std::string_view kKimiLinearArchitectures[] = {"KimiLinearForCausalLM"};
 
@@ -89,6 +93,7 @@ const std::array kFamilies = {
     Family{"gemma4", kGemma4Types, kGemma4Architectures, parse_gemma4},
     Family{"granitemoehybrid", kGraniteHybridTypes, kGraniteHybridArchitectures, parse_granite_hybrid},
     Family{"falcon_h1", kFalconH1Types, kFalconH1Architectures, parse_falcon_h1},
+    Family{"deepseek_v4", kDeepseekV4Types, kDeepseekV4Architectures, parse_deepseek_v4},
 };
 
 }  // namespace
@@ -113,7 +118,6 @@ struct Hint {
 
 // Model types known to need more than the generic path: each is refused with its reason.
 constexpr Hint kHints[] = {
-    {"deepseek_v4", "DeepSeek-V4 compressed sparse attention is not modelled; closest supported family: deepseek_v3"},
     // Architectures no modelled vLLM serves: an answer, not a gap in gpubudget.
     {"mllama", "Llama 3.2 Vision (MllamaForConditionalGeneration) has no implementation in vLLM 0.11 or later: "
                "vLLM removed its encoder-decoder support in #24907 (2025-09-15); gpubudget models 0.11 and later"},

@@ -35,6 +35,7 @@ void parse_gpt_oss(const ParseContext& c, ModelSpec& model) {
     layer.linears.push_back(make_linear(p + "mlp.router", Component::kRouter, Parallelism::kReplicated, {E}, H, plain,
                                         true));
     add_experts(c, layer, p + "mlp.experts", E, I, H);
+    layer.experts.back().has_bias = true;
     add_layer_norms(layer, p, H, dt);
     model.layers.push_back(std::move(layer));
   }

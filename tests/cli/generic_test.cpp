@@ -251,13 +251,20 @@ TEST(GenericPath, RefusesWhatItCannotSize) {
   EXPECT_EQ(r.code, 3);
   EXPECT_NE(r.err.find("\"linear_attention\" is not one"), std::string::npos) << r.err;
 
-  // A model type known to need its own attention (DeepSeek-V4) is refused even with headers.
+  // A modelled family's model type under an architecture vLLM does not register for it is refused even
+  // with headers (vLLM picks the implementation by the architecture).
   config = zeta_config(false);
   config["model_type"] = "deepseek_v4";
   std::ofstream(dir / "config.json") << config.dump();
   r = test::run_cli({"fit", dir.string(), "--gpu", "h100"});
   EXPECT_EQ(r.code, 3);
-  EXPECT_NE(r.err.find("DeepSeek-V4"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("registers no such model for the deepseek_v4 family"), std::string::npos) << r.err;
+  // A type vLLM serves with nothing the generic layout would get right (MiniMax-M3) likewise.
+  config["model_type"] = "minimax_m3";
+  std::ofstream(dir / "config.json") << config.dump();
+  r = test::run_cli({"fit", dir.string(), "--gpu", "h100"});
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("MiniMax-M3"), std::string::npos) << r.err;
   fs::remove_all(dir);
 }
 

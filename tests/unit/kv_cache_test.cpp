@@ -119,7 +119,7 @@ TEST(LargestFittingLength, EqualsABruteForceScan) {
     layer.token_bytes = Bytes(1 + static_cast<std::int64_t>(rng() % 4096));
     kv.group_size = 1 + static_cast<std::int64_t>(rng() % 6);
     kv.layers.assign(static_cast<std::size_t>(kv.group_size), layer);
-    kv.groups = {{layer, kv.group_size, kv.group_size}};
+    kv.groups = {{layer, kv.group_size, kv.group_size, {}}};
     kv.page_bytes = layer.page_bytes();
     const std::int64_t upper = 1 + static_cast<std::int64_t>(rng() % 3000);
     const Bytes available(static_cast<std::int64_t>(rng() % (kv.needed(upper).count() * 2 + 1)));
