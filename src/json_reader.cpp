@@ -300,6 +300,21 @@ std::vector<std::int64_t> JsonReader::integer_list(std::string_view key, std::in
   return out;
 }
 
+std::vector<double> JsonReader::number_list(std::string_view key, double min, double max) const {
+  std::vector<double> out;
+  if (!has(key)) return out;
+  const auto& v = (*value_)[std::string(key)];
+  const auto expected = fmt::format("an array of numbers in [{}, {}]", min, max);
+  if (!v.is_array()) fail(key, expected);
+  for (const auto& item : v) {
+    if (!item.is_number()) fail(key, expected);
+    const double d = item.get<double>();
+    if (!std::isfinite(d) || d < min || d > max) fail(key, expected);
+    out.push_back(d);
+  }
+  return out;
+}
+
 void JsonReader::reject_unknown_keys(const std::vector<std::string_view>& known) const {
   if (!value_->is_object()) return;
   for (const auto& [key, unused] : value_->items()) {

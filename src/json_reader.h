@@ -54,6 +54,7 @@ class JsonReader {
   [[nodiscard]] std::vector<std::string> string_list(std::string_view key) const;  // absent → {}
   [[nodiscard]] std::vector<std::int64_t> integer_list(std::string_view key, std::int64_t min,
                                                        std::int64_t max) const;
+  [[nodiscard]] std::vector<double> number_list(std::string_view key, double min, double max) const;  // absent → {}
 
   // Rejects keys not in `known` (for gpubudget's own files, so that typos fail).
   void reject_unknown_keys(const std::vector<std::string_view>& known) const;

@@ -76,6 +76,9 @@ constexpr std::string_view kFalconH1Architectures[] = {"FalconH1ForCausalLM"};
 constexpr ModelType kDeepseekV4Types[] = {{"deepseek_v4", 1048576}};
 constexpr std::string_view kDeepseekV4Architectures[] = {"DeepseekV4ForCausalLM"};
 
+constexpr ModelType kStep3p5Types[] = {{"step3p5"}};
+constexpr std::string_view kStep3p5Architectures[] = {"Step3p5ForCausalLM"};
+
 constexpr ModelType kKimiLinearTypes[] = {{"kimi_linear"}};
 constexpr std::string_view kKimiLinearArchitectures[] = {"KimiLinearForCausalLM"};
 
@@ -94,6 +97,7 @@ const std::array kFamilies = {
     Family{"granitemoehybrid", kGraniteHybridTypes, kGraniteHybridArchitectures, parse_granite_hybrid},
     Family{"falcon_h1", kFalconH1Types, kFalconH1Architectures, parse_falcon_h1},
     Family{"deepseek_v4", kDeepseekV4Types, kDeepseekV4Architectures, parse_deepseek_v4},
+    Family{"step3p5", kStep3p5Types, kStep3p5Architectures, parse_step3p5},
 };
 
 }  // namespace

@@ -91,6 +91,7 @@ void parse_gemma4(const ParseContext& context, ModelSpec& model);
 void parse_granite_hybrid(const ParseContext& context, ModelSpec& model);
 void parse_falcon_h1(const ParseContext& context, ModelSpec& model);
 void parse_deepseek_v4(const ParseContext& context, ModelSpec& model);
+void parse_step3p5(const ParseContext& context, ModelSpec& model);
 // The vision tower and projector of a multimodal wrapper (`vision_config` present). Throws InputError
 // naming the vision model type when it is not modelled: weights are never silently left out.
 void parse_vision(const JsonReader& root, ModelSpec& model);
