@@ -38,6 +38,22 @@ void add_gqa_attention(const ParseContext& c, LayerSpec& layer, const std::strin
                                       attention_heads * head_dim, c.format_for(p, {"o_proj"}), o_bias));
 }
 
+Mamba2Geometry read_mamba2_geometry(const JsonReader& t, std::int64_t H, bool reads_d_ssm, ModelSpec& model) {
+  Mamba2Geometry g;
+  g.heads = t.integer("mamba_n_heads", 1, kMaxHeads);
+  g.head_dim = t.integer("mamba_d_head", 1, kMaxHidden);
+  g.groups = t.integer("mamba_n_groups", 1, kMaxHeads);
+  g.state = t.integer("mamba_d_state", 1, kMaxHidden);
+  g.conv_kernel = t.integer("mamba_d_conv", 2, 64);
+  g.inner = reads_d_ssm && t.has("mamba_d_ssm") && !t.value()["mamba_d_ssm"].is_null()
+                ? t.integer("mamba_d_ssm", 1, kMaxIntermediate)
+                : t.integer("mamba_expand", 1, 64) * H;
+  g.conv_bias = t.boolean("mamba_conv_bias", true);
+  g.proj_bias = t.boolean("mamba_proj_bias", false);
+  model.mamba_chunk_size = t.optional_integer("mamba_chunk_size", 1, kMaxHidden).value_or(256);
+  return g;
+}
+
 void add_mamba2_mixer(const ParseContext& c, LayerSpec& layer, const std::string& x, std::int64_t H,
                       const Mamba2Geometry& g) {
   const std::int64_t inner = g.inner > 0 ? g.inner : g.heads * g.head_dim;

@@ -34,6 +34,11 @@ struct Mamba2Geometry {
 };
 void add_mamba2_mixer(const ParseContext& c, LayerSpec& layer, const std::string& prefix, std::int64_t hidden,
                       const Mamba2Geometry& g);
+// The `mamba_*` keys Granite 4.0 H and Falcon-H1 share (mamba_n_heads, mamba_d_head, mamba_n_groups,
+// mamba_d_state, mamba_d_conv, mamba_conv_bias, mamba_proj_bias; inner = mamba_expand x hidden, or
+// mamba_d_ssm when `reads_d_ssm` and the config gives it) and the model's SSM chunk (mamba_chunk_size,
+// default 256).
+Mamba2Geometry read_mamba2_geometry(const JsonReader& config, std::int64_t hidden, bool reads_d_ssm, ModelSpec& model);
 
 // A torch dtype named by config field `key` ("float32", "bfloat16", ...), or `fallback` when absent.
 Dtype dtype_field(const JsonReader& config, const std::string& key, Dtype fallback);

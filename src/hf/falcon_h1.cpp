@@ -20,20 +20,9 @@ void parse_falcon_h1(const ParseContext& c, ModelSpec& model) {
   const std::int64_t H = h.hidden_size, L = h.num_hidden_layers, n = h.num_attention_heads, kv = h.num_key_value_heads,
                      d = h.head_dim;
   model.hidden_size = H;
-  Mamba2Geometry mamba;
-  mamba.heads = t.integer("mamba_n_heads", 1, kMaxHeads);
-  mamba.head_dim = t.integer("mamba_d_head", 1, kMaxHidden);
-  mamba.groups = t.integer("mamba_n_groups", 1, kMaxHeads);
-  mamba.state = t.integer("mamba_d_state", 1, kMaxHidden);
-  mamba.conv_kernel = t.integer("mamba_d_conv", 2, 64);
   // d_ssm = mamba_d_ssm, else mamba_expand x hidden_size (FalconH1SSMDecoderLayer).
-  mamba.inner = t.has("mamba_d_ssm") && !t.value()["mamba_d_ssm"].is_null()
-                    ? t.integer("mamba_d_ssm", 1, kMaxIntermediate)
-                    : t.integer("mamba_expand", 1, 64) * H;
-  mamba.conv_bias = t.boolean("mamba_conv_bias", true);
-  mamba.proj_bias = t.boolean("mamba_proj_bias", false);
+  Mamba2Geometry mamba = read_mamba2_geometry(t, H, /*reads_d_ssm=*/true, model);
   mamba.rms_norm = t.boolean("mamba_rms_norm", false);
-  model.mamba_chunk_size = t.optional_integer("mamba_chunk_size", 1, kMaxHidden).value_or(256);
   const Dtype dt = c.dtype;
 
   for (std::int64_t i = 0; i < L; ++i) {

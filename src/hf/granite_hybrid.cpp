@@ -44,18 +44,10 @@ void parse_granite_hybrid(const ParseContext& c, ModelSpec& model) {
   Mamba2Geometry mamba;
   const bool hybrid = std::find(types.begin(), types.end(), "mamba") != types.end();
   if (hybrid) {
-    mamba.heads = t.integer("mamba_n_heads", 1, kMaxHeads);
-    mamba.head_dim = t.integer("mamba_d_head", 1, kMaxHidden);
-    mamba.groups = t.integer("mamba_n_groups", 1, kMaxHeads);
-    mamba.state = t.integer("mamba_d_state", 1, kMaxHidden);
-    mamba.conv_kernel = t.integer("mamba_d_conv", 2, 64);
-    mamba.inner = t.integer("mamba_expand", 1, 64) * H;
-    mamba.conv_bias = t.boolean("mamba_conv_bias", true);
-    mamba.proj_bias = t.boolean("mamba_proj_bias", false);
+    mamba = read_mamba2_geometry(t, H, /*reads_d_ssm=*/false, model);
     if (mamba.inner != mamba.heads * mamba.head_dim) {
       t.fail("mamba_d_head", fmt::format("mamba_expand x hidden_size / mamba_n_heads = {}", mamba.inner / mamba.heads));
     }
-    model.mamba_chunk_size = t.optional_integer("mamba_chunk_size", 1, kMaxHidden).value_or(256);
   }
   const Dtype dt = c.dtype;
 
