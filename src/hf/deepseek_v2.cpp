@@ -42,6 +42,12 @@ void parse_deepseek_v2(const ParseContext& c, ModelSpec& model) {
   const auto index_heads = t.optional_integer("index_n_heads", 1, kMaxHeads).value_or(0);
   const auto index_dim = index_heads > 0 ? t.integer("index_head_dim", 1, kMaxHidden) : 0;
   model.sparse_attention = index_heads > 0;
+  // DeepseekV2Model (is_v32 = the config has index_topk): one int32 [max_num_batched_tokens, index_topk]
+  // buffer of top-k indices shared by the indexers, allocated with the model (since #25896).
+  if (const auto index_topk = t.optional_integer("index_topk", 1, kMaxHidden)) {
+    model.batched_token_buffers.push_back(
+        {"topk_indices_buffer", Component::kBuffers, *index_topk, Dtype::kInt32});
+  }
   model.hidden_size = H;
 
   const Dtype dt = c.dtype;

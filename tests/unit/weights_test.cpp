@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "gpubudget/error.h"
+#include "gpubudget/fit.h"
+#include "gpubudget/load.h"
 #include "test_support.h"
 
 namespace gpubudget {
@@ -158,6 +160,21 @@ TEST(Weights, DeepSeekV3Fp8Tp8MatchesVllmModelLoading) {
   EXPECT_NEAR(to_gib(w.total), 79.739, 79.739 * 0.015);
   // The bf16 W_UK_T/W_UV copy of the quantized kv_b_proj: 61 layers x (128/8 heads x 256) x 512 x 2 B.
   EXPECT_EQ(component(w, Component::kExtraCopies).count(), 61LL * 16 * 256 * 512 * 2);
+}
+
+// DeepseekV2Model of a config with index_topk (V3.2, GLM-5) allocates the indexers' top-k buffer, int32
+// [max_num_batched_tokens, 2048], with the model: 4096 more batched tokens are 4096 x 2048 x 4 B more.
+TEST(Weights, SparseIndexerTopkBufferGrowsWithTheBatchedTokens) {
+  const auto weights_at = [](std::int64_t batched) {
+    Deployment d;
+    d.tensor_parallel_size = 8;
+    d.max_num_batched_tokens = batched;
+    return fit(test::bundled("deepseek-ai/DeepSeek-V3.2"), load_gpu_preset("h200", test::configs()), d,
+               load_vllm_profile("", test::configs()))
+        .binding_worker()
+        .weights.total;
+  };
+  EXPECT_EQ(weights_at(8192) - weights_at(4096), Bytes(4096LL * 2048 * 4));
 }
 
 TEST(Weights, NeverIncreaseWithTensorParallelism) {
