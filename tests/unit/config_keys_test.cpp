@@ -1,4 +1,5 @@
 // Never silently wrong: the config keys no parser models are named (fit's warnings, --strict).
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -33,6 +34,41 @@ TEST(ConfigKeys, EveryBundledConfigLeavesOnlyTheListedKeysUnmodelled) {
         expected.contains(id) ? expected[id].get<std::vector<std::string>>() : std::vector<std::string>{};
     EXPECT_EQ(m.unmodelled_config_keys, listed) << id;
   }
+}
+
+// The same unknown size-like key added to every bundled config that loads is reported by its family's
+// parser: no family reads keys it was not written for.
+TEST(ConfigKeys, AnUnknownKeyIsReportedForEveryBundledConfig) {
+  const fs::path dir = test::fresh_fixture_dir("unknown-key-every-config");
+  std::size_t edited_configs = 0;
+  for (const auto& id : list_bundled_models(test::configs())) {
+    std::string folder = id;
+    std::replace(folder.begin(), folder.end(), '/', '_');
+    const fs::path source = fs::path(GPUBUDGET_TEST_CONFIG_DIR) / "models" / (id.substr(0, id.find('/')) + "__" +
+                                                                             id.substr(id.find('/') + 1));
+    if (!fs::exists(source / "config.json")) continue;  // excerpts
+    try {
+      (void)test::bundled(id);
+    } catch (const InputError&) {
+      continue;  // refused architectures: docs/models.md
+    }
+    const fs::path copy = dir / folder;
+    fs::create_directories(copy);
+    for (const auto& file : fs::directory_iterator(source)) fs::copy_file(file.path(), copy / file.path().filename());
+    // Inserted as text: some real configs hold literals (Infinity) that strict JSON parsers refuse.
+    std::ifstream in(source / "config.json");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    text.insert(text.find('{') + 1, "\"expert_hidden_width\": 4096, ");
+    std::ofstream(copy / "config.json") << text;
+    const ModelSpec edited = load_model(copy.string(), test::configs());
+    EXPECT_NE(std::find(edited.unmodelled_config_keys.begin(), edited.unmodelled_config_keys.end(),
+                        "expert_hidden_width"),
+              edited.unmodelled_config_keys.end())
+        << id;
+    ++edited_configs;
+  }
+  EXPECT_GE(edited_configs, 80u);  // every bundled config that loads (docs/models.md)
+  fs::remove_all(dir);
 }
 
 // A size-like key no parser knows, added to a real config: fit warns (text and JSON), --strict refuses.
