@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cli_values.h"
+#include "engine_args.h"
 #include "fuzz_target.h"
 #include "cli_errors.h"
 #include "gpubudget/error.h"
@@ -20,7 +21,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   }
   try {
-    const auto command = gpubudget::cli::translate_vllm_command(words);
+    static const gpubudget::cli::EngineArgs engine_args =
+        gpubudget::cli::load_engine_args(gpubudget::ConfigDir{GPUBUDGET_FUZZ_CONFIG_DIR});
+    const auto command = gpubudget::cli::translate_vllm_command(words, engine_args);
     (void)gpubudget::cli::expand_vllm_short_flags(command.flags);
   } catch (const gpubudget::cli::UsageError&) {
   } catch (const gpubudget::InputError&) {

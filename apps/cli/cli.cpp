@@ -379,7 +379,20 @@ int run_command(std::vector<std::string> args, std::ostream& out, std::ostream& 
   try {
     // `gpubudget fit [flags] -- vllm serve MODEL ...`: the pasted command becomes fit's own flags.
     if (const auto dash = std::find(args.begin(), args.end(), "--"); dash != args.end()) {
-      const VllmCommand command = translate_vllm_command(std::vector<std::string>(dash + 1, args.end()));
+      // The engine-argument list lives in the config folder, which --config-dir (before `--`) may name.
+      std::string early_config_dir;
+      for (auto it = args.begin(); it != dash; ++it) {
+        if (*it == "--config-dir" && it + 1 != dash) early_config_dir = *(it + 1);
+        if (it->rfind("--config-dir=", 0) == 0) early_config_dir = it->substr(std::string("--config-dir=").size());
+      }
+      // A folder of one's own without the list (made before it existed) uses the bundled one.
+      ConfigDir engine_args_dir = find_config_dir(early_config_dir, executable);
+      if (!std::filesystem::exists(engine_args_dir.root / "vllm-engine-args.json")) {
+        engine_args_dir = find_config_dir("", executable);
+      }
+      const EngineArgs engine_args = load_engine_args(engine_args_dir);
+      const VllmCommand command =
+          translate_vllm_command(std::vector<std::string>(dash + 1, args.end()), engine_args);
       args.erase(dash, args.end());
       args.insert(args.end(), command.flags.begin(), command.flags.end());
       if (!command.ignored.empty()) {
@@ -403,6 +416,9 @@ int run_command(std::vector<std::string> args, std::ostream& out, std::ostream& 
   } catch (const UsageError& e) {
     err << "gpubudget: " << e.what() << "\n";
     return static_cast<int>(ExitCode::kUsage);
+  } catch (const InputError& e) {  // the config folder or its engine-argument list
+    err << "gpubudget: " << e.what() << "\n";
+    return static_cast<int>(ExitCode::kBadInput);
   }
 
   try {

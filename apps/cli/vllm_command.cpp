@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_errors.h"
+#include "engine_args.h"
 #include "gpubudget/error.h"
 
 namespace gpubudget::cli {
@@ -37,42 +38,31 @@ const std::set<std::string>& switch_flags() {
   return kFlags;
 }
 
-// vLLM switches (no value) that gpubudget ignores; any other unknown flag is taken to have a value
-// unless the next word is another flag.
-const std::set<std::string>& ignored_switches() {
-  static const std::set<std::string> kFlags = {
-      "--trust-remote-code", "--enable-chunked-prefill",
-      "--no-enable-chunked-prefill", "--disable-log-requests", "--disable-log-stats", "--enable-auto-tool-choice",
-      "--disable-custom-all-reduce", "--async-scheduling", "--enable-eplb", "--enable-log-requests",
-      "--disable-uvicorn-access-log", "--enable-sleep-mode", "--headless", "--no-enable-log-requests"};
+// Flags the parser reads besides those: their own handling below.
+const std::set<std::string>& special_flags() {
+  static const std::set<std::string> kFlags = {"--model", "--kv-cache-dtype-skip-layers", "--eplb-config"};
   return kFlags;
 }
 
-// Flags that do change memory in ways gpubudget does not model: named with a warning.
-const std::set<std::string>& unmodelled_memory_flags() {
-  static const std::set<std::string> kFlags = {"--speculative-config", "--cpu-offload-gb", "--quantization",
-                                               "--compilation-config", "--limit-mm-per-prompt",
-                                               "--max-num-partial-prefills"};
-  return kFlags;
-}
-
-std::string long_name(const std::string& flag) {
-  static const std::pair<const char*, const char*> kShort[] = {{"-tp", "--tensor-parallel-size"},
-                                                               {"-pp", "--pipeline-parallel-size"},
-                                                               {"-dp", "--data-parallel-size"},
-                                                               {"-dcp", "--decode-context-parallel-size"}};
-  for (const auto& [s, l] : kShort) {
-    if (flag == s) return l;
-  }
-  // vLLM accepts underscores as well as dashes in long options.
+// vLLM accepts underscores as well as dashes in long options; a short alias (-tp) is its long flag.
+std::string long_name(const std::string& flag, const EngineArgs& engine_args) {
   std::string out = flag;
   if (out.rfind("--", 0) == 0) std::replace(out.begin() + 2, out.end(), '_', '-');
+  if (out.rfind("--", 0) != 0) {
+    if (const EngineFlag* f = engine_args.find(out)) return f->flag;
+    // -O3 / -O=3: --optimization-level.
+    if (out.rfind("-O", 0) == 0) return "--optimization-level";
+  }
   return out;
 }
 
 }  // namespace
 
-VllmCommand translate_vllm_command(const std::vector<std::string>& tokens) {
+bool vllm_command_reads(const std::string& flag) {
+  return value_flags().count(flag) != 0 || switch_flags().count(flag) != 0 || special_flags().count(flag) != 0;
+}
+
+VllmCommand translate_vllm_command(const std::vector<std::string>& tokens, const EngineArgs& engine_args) {
   VllmCommand out;
   std::size_t i = 0;
   std::vector<std::string> env;
@@ -111,7 +101,8 @@ VllmCommand translate_vllm_command(const std::vector<std::string>& tokens) {
       word = word.substr(0, eq);
       has_inline = true;
     }
-    const std::string name = long_name(word);
+    const bool glued_level = word.rfind("-O", 0) == 0 && word.size() > 2 && word[2] != '=';  // -O3
+    const std::string name = long_name(word, engine_args);
     auto take_value = [&]() -> std::string {
       if (has_inline) return value;
       if (i + 1 >= tokens.size()) throw UsageError(fmt::format("vllm command: {} needs a value", word));
@@ -149,18 +140,23 @@ VllmCommand translate_vllm_command(const std::vector<std::string>& tokens) {
       } catch (const nlohmann::json::exception&) {
         throw UsageError(fmt::format("vllm command: --eplb-config is not JSON: {}", text));
       }
-    } else if (ignored_switches().count(name) != 0) {
-      out.ignored.push_back(name);
+    } else if (const EngineFlag* known = engine_args.find(name)) {
+      // Classified in configs/vllm-engine-args.json: its value (if any) is skipped; a read flag's other
+      // spellings (--no-enforce-eager) are vLLM's default.
+      if (known->takes_value && !glued_level && (has_inline || i + 1 < tokens.size())) take_value();
+      if (known->status == EngineFlagStatus::kNotModelled) {
+        out.notes.push_back(fmt::format("{} changes GPU memory in ways gpubudget does not model; the budget is "
+                                        "without it (configs/vllm-engine-args.json says how)",
+                                        word));
+      } else {
+        out.ignored.push_back(word);
+      }
     } else {
       const bool takes_value = has_inline || (i + 1 < tokens.size() && tokens[i + 1].rfind("-", 0) != 0);
       if (takes_value) take_value();
-      if (unmodelled_memory_flags().count(name) != 0) {
-        out.notes.push_back(fmt::format("{} changes GPU memory in ways gpubudget does not model; the budget is "
-                                        "without it",
-                                        name));
-      } else {
-        out.ignored.push_back(name);
-      }
+      out.notes.push_back(fmt::format("{} is not one of vLLM's engine arguments (main branch of 2026-05, commit {}); "
+                                      "gpubudget does not know what it does to GPU memory and the budget is without it",
+                                      word, engine_args.vllm_commit.substr(0, 9)));
     }
   }
   if (!model.empty() && !flag_model.empty() && flag_model != model) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 #include "cli_errors.h"
+#include "engine_args.h"
 
 namespace gpubudget::cli {
 
@@ -17,6 +18,11 @@ struct VllmCommand {
 // `tokens` is everything after `--`. Leading NAME=VALUE words are environment assignments; the
 // VLLM_* ones that change memory (VLLM_PP_LAYER_PARTITION, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS)
 // become --vllm-env. Throws UsageError when the words are not a vLLM server command.
-VllmCommand translate_vllm_command(const std::vector<std::string>& tokens);
+// Every other flag follows `engine_args` (configs/vllm-engine-args.json): ignored when it has no effect on
+// GPU memory, a note when it changes memory in a way not modelled or is not one of vLLM's flags.
+VllmCommand translate_vllm_command(const std::vector<std::string>& tokens, const EngineArgs& engine_args);
+
+// Whether the parser turns `flag` (a long name) into gpubudget's own flag: the list's "read" entries.
+bool vllm_command_reads(const std::string& flag);
 
 }  // namespace gpubudget::cli

@@ -4,15 +4,24 @@
 #include <gtest/gtest.h>
 
 #include "cli_errors.h"
+#include "engine_args.h"
 #include "gpubudget/error.h"
+#include "test_support.h"
 
 namespace gpubudget::cli {
 namespace {
 
 using Words = std::vector<std::string>;
 
+const EngineArgs& engine_args() {
+  static const EngineArgs args = load_engine_args(test::configs());
+  return args;
+}
+
+VllmCommand translate(const std::vector<std::string>& tokens) { return translate_vllm_command(tokens, engine_args()); }
+
 TEST(VllmCommand, ServeLineBecomesFitFlags) {
-  const VllmCommand c = translate_vllm_command(
+  const VllmCommand c = translate(
       {"VLLM_PP_LAYER_PARTITION=31,30", "HF_HOME=/x", "vllm", "serve", "deepseek-ai/DeepSeek-V3", "-tp", "8",
        "--pipeline_parallel_size=2", "--max-model-len", "128k", "--trust-remote-code", "--port", "8000",
        "--enable-expert-parallel", "--speculative-config", "{\"method\": \"mtp\"}", "--enable-eplb", "--eplb-config",
@@ -20,21 +29,58 @@ TEST(VllmCommand, ServeLineBecomesFitFlags) {
   EXPECT_EQ(c.flags, (Words{"deepseek-ai/DeepSeek-V3", "--tensor-parallel-size", "8", "--pipeline-parallel-size", "2",
                             "--max-model-len", "128k", "--enable-expert-parallel", "--num-redundant-experts", "32",
                             "--vllm-env", "VLLM_PP_LAYER_PARTITION=31,30"}));
-  EXPECT_EQ(c.ignored, (Words{"--trust-remote-code", "--port", "--enable-eplb"}));
-  ASSERT_EQ(c.notes.size(), 1u);
+  EXPECT_EQ(c.ignored, (Words{"--trust-remote-code", "--port"}));
+  ASSERT_EQ(c.notes.size(), 2u);
   EXPECT_NE(c.notes[0].find("--speculative-config"), std::string::npos);
+  EXPECT_NE(c.notes[1].find("--enable-eplb"), std::string::npos);
+}
+
+// Every flag of configs/vllm-engine-args.json is classified, and the parser and the list agree: the
+// list's "read" flags are exactly those the parser turns into gpubudget flags.
+TEST(VllmCommand, EveryEngineArgumentIsClassifiedAndTheParserFollowsTheList) {
+  const EngineArgs& list = engine_args();
+  EXPECT_GE(list.flags.size(), 250u);  // vLLM's main branch of 2026-05: 255 flags
+  std::size_t read = 0;
+  for (const auto& f : list.flags) {
+    EXPECT_FALSE(f.effect.empty()) << f.flag;
+    const bool reads = f.flag == "model_tag" || vllm_command_reads(f.flag);
+    EXPECT_EQ(f.status == EngineFlagStatus::kRead, reads) << f.flag;
+    read += f.status == EngineFlagStatus::kRead ? 1 : 0;
+  }
+  EXPECT_EQ(read, 29u);
+  for (const char* flag : {"--tensor-parallel-size", "--enable-prefix-caching", "--no-enable-prefix-caching",
+                           "--disable-hybrid-kv-cache-manager", "--kv-cache-dtype-skip-layers", "--eplb-config"}) {
+    EXPECT_TRUE(vllm_command_reads(flag)) << flag;
+    EXPECT_NE(list.find(flag), nullptr) << flag;
+  }
+}
+
+// What the list says decides what happens to a flag the parser does not read: ignored, warned, or (not a
+// vLLM flag at all) warned as unknown; short aliases come from the list (-ep), -O3 is --optimization-level.
+TEST(VllmCommand, FlagsFollowTheirClassification) {
+  const VllmCommand c = translate({"vllm", "serve", "m", "-ep", "--enable-lora", "--max-lora-rank", "64",
+                                   "--performance-mode", "throughput", "-O3", "--tool-call-parser", "hermes",
+                                   "--no-enforce-eager", "--frobnicate", "7"});
+  EXPECT_EQ(c.flags, (Words{"m", "--enable-expert-parallel"}));
+  EXPECT_EQ(c.ignored, (Words{"--tool-call-parser", "--no-enforce-eager"}));
+  ASSERT_EQ(c.notes.size(), 5u);
+  EXPECT_NE(c.notes[0].find("--enable-lora changes GPU memory"), std::string::npos) << c.notes[0];
+  EXPECT_NE(c.notes[1].find("--max-lora-rank"), std::string::npos);
+  EXPECT_NE(c.notes[2].find("--performance-mode"), std::string::npos);
+  EXPECT_NE(c.notes[3].find("-O3"), std::string::npos);
+  EXPECT_NE(c.notes[4].find("--frobnicate is not one of vLLM's engine arguments"), std::string::npos) << c.notes[4];
 }
 
 // The model's revision and vLLM's download folder decide where the model is found.
 TEST(VllmCommand, RevisionAndDownloadDirAreRead) {
-  const VllmCommand c = translate_vllm_command({"vllm", "serve", "Qwen/Qwen3-8B", "--revision", "v1.0",
+  const VllmCommand c = translate({"vllm", "serve", "Qwen/Qwen3-8B", "--revision", "v1.0",
                                                 "--download_dir=/models", "--tokenizer-revision", "x"});
   EXPECT_EQ(c.flags, (Words{"Qwen/Qwen3-8B", "--revision", "v1.0", "--download-dir", "/models"}));
   EXPECT_EQ(c.ignored, (Words{"--tokenizer-revision"}));
 }
 
 TEST(VllmCommand, ApiServerModuleWithModelFlag) {
-  const VllmCommand c = translate_vllm_command({"python", "-m", "vllm.entrypoints.openai.api_server", "--model",
+  const VllmCommand c = translate({"python", "-m", "vllm.entrypoints.openai.api_server", "--model",
                                                 "meta-llama/Llama-3.1-8B", "--kv-cache-dtype=fp8", "--enforce-eager",
                                                 "--skip_mm_profiling"});
   EXPECT_EQ(c.flags, (Words{"meta-llama/Llama-3.1-8B", "--kv-cache-dtype", "fp8", "--enforce-eager",
@@ -43,7 +89,7 @@ TEST(VllmCommand, ApiServerModuleWithModelFlag) {
 
 // The cache flags that change memory are read; --kv-cache-dtype-skip-layers is vLLM's list flag (nargs "+").
 TEST(VllmCommand, CacheFlagsAreModelled) {
-  const VllmCommand c = translate_vllm_command(
+  const VllmCommand c = translate(
       {"VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=0", "vllm", "serve", "m", "--enable-prefix-caching",
        "--mamba-ssm-cache-dtype", "float32", "--kv-cache-dtype-skip-layers", "0", "5", "--num-gpu-blocks-override",
        "100", "--kv-transfer-config", "{\"kv_connector\": \"NixlConnector\"}", "--disable-hybrid-kv-cache-manager"});
@@ -58,17 +104,17 @@ TEST(VllmCommand, CacheFlagsAreModelled) {
 
 // Found by fuzzing: a float here was converted to an integer (undefined behaviour).
 TEST(VllmCommand, EplbRedundantExpertsMustBeAnInteger) {
-  EXPECT_THROW(translate_vllm_command({"vllm", "serve", "m", "--eplb-config", "{\"num_redundant_experts\": 2e52}"}),
+  EXPECT_THROW(translate({"vllm", "serve", "m", "--eplb-config", "{\"num_redundant_experts\": 2e52}"}),
                cli::UsageError);
-  EXPECT_THROW(translate_vllm_command({"vllm", "serve", "m", "--eplb-config", "{\"num_redundant_experts\": -1}"}),
+  EXPECT_THROW(translate({"vllm", "serve", "m", "--eplb-config", "{\"num_redundant_experts\": -1}"}),
                cli::UsageError);
-  EXPECT_NO_THROW(translate_vllm_command({"vllm", "serve", "m", "--eplb-config", "[1, 2]"}));
+  EXPECT_NO_THROW(translate({"vllm", "serve", "m", "--eplb-config", "[1, 2]"}));
 }
 
 TEST(VllmCommand, NotAServerCommandIsAUsageError) {
-  EXPECT_THROW(translate_vllm_command({"sglang", "serve", "x"}), cli::UsageError);
-  EXPECT_THROW(translate_vllm_command({"vllm", "serve"}), cli::UsageError);
-  EXPECT_THROW(translate_vllm_command({"vllm", "serve", "m", "--max-model-len"}), cli::UsageError);
+  EXPECT_THROW(translate({"sglang", "serve", "x"}), cli::UsageError);
+  EXPECT_THROW(translate({"vllm", "serve"}), cli::UsageError);
+  EXPECT_THROW(translate({"vllm", "serve", "m", "--max-model-len"}), cli::UsageError);
 }
 
 }  // namespace
