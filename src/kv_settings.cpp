@@ -97,8 +97,8 @@ BackendChoice select_backend(const ModelSpec& model, const GpuSpec& gpu, const D
     return b.name == model.forced_attention_backend && b.kind == kind && runs_on(b, gpu);
   });
   if (!model.forced_attention_backend.empty() && forced == profile.attention_backends.end()) {
-    out.blocker = fmt::format("{} uses its own attention backend, {}, which vLLM {} does not run on {}; vLLM would fail "
-                              "to start",
+    out.blocker = fmt::format("{} runs only on the {} attention backend (the model forces it), which vLLM {} does not "
+                              "run on {}; vLLM would fail to start",
                               model.architecture, model.forced_attention_backend, profile.version, gpu_text(gpu));
   } else if (!model.forced_attention_backend.empty() && !forced->kv_cache_dtype_error.empty() &&
              !contains(forced->kv_cache_dtypes, dtype_on(*forced, dtype, requested_auto).name)) {
