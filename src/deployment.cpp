@@ -41,6 +41,21 @@ constexpr NameTable<MambaDtypeChoice, 4> kMambaDtypes{{{MambaDtypeChoice::kAuto,
                                                        {MambaDtypeChoice::kFloat16, "float16"},
                                                        {MambaDtypeChoice::kBFloat16, "bfloat16"}}};
 
+constexpr NameTable<SpeculativeMethod, 9> kSpeculativeMethods{{{SpeculativeMethod::kNone, "none"},
+                                                               {SpeculativeMethod::kNgram, "ngram"},
+                                                               {SpeculativeMethod::kNgramGpu, "ngram_gpu"},
+                                                               {SpeculativeMethod::kSuffix, "suffix"},
+                                                               {SpeculativeMethod::kMtp, "mtp"},
+                                                               {SpeculativeMethod::kEagle, "eagle"},
+                                                               {SpeculativeMethod::kEagle3, "eagle3"},
+                                                               {SpeculativeMethod::kDraftModel, "draft_model"},
+                                                               {SpeculativeMethod::kMedusa, "medusa"}}};
+constexpr NameTable<OnlineQuantization, 3> kOnlineQuantizations{{{OnlineQuantization::kNone, "none"},
+                                                                 {OnlineQuantization::kFp8, "fp8"},
+                                                                 {OnlineQuantization::kFp8, "fp8_per_tensor"}}};
+constexpr NameTable<EncoderTpMode, 2> kEncoderTpModes{{{EncoderTpMode::kWeights, "weights"},
+                                                       {EncoderTpMode::kData, "data"}}};
+
 template <typename Enum, std::size_t N>
 std::string_view name_in(const NameTable<Enum, N>& table, Enum value) {
   for (const auto& [e, name] : table) {
@@ -66,6 +81,9 @@ std::string_view kv_cache_dtype_choice_name(KvCacheDtypeChoice choice) { return 
 std::string_view entry_point_name(EntryPoint entry_point) { return name_in(kEntryPoints, entry_point); }
 std::string_view mamba_cache_mode_name(MambaCacheMode mode) { return name_in(kMambaCacheModes, mode); }
 std::string_view mamba_dtype_choice_name(MambaDtypeChoice choice) { return name_in(kMambaDtypes, choice); }
+std::string_view speculative_method_name(SpeculativeMethod method) { return name_in(kSpeculativeMethods, method); }
+std::string_view online_quantization_name(OnlineQuantization method) { return name_in(kOnlineQuantizations, method); }
+std::string_view encoder_tp_mode_name(EncoderTpMode mode) { return name_in(kEncoderTpModes, mode); }
 
 ModelDtypeChoice parse_model_dtype_choice(std::string_view text, std::string_view flag) {
   if (text == "auto") return ModelDtypeChoice::kAuto;
@@ -103,6 +121,18 @@ MambaCacheMode parse_mamba_cache_mode(std::string_view text, std::string_view fl
 
 MambaDtypeChoice parse_mamba_dtype_choice(std::string_view text, std::string_view flag) {
   return parse_in(kMambaDtypes, text, flag);
+}
+
+SpeculativeMethod parse_speculative_method(std::string_view text, std::string_view flag) {
+  return parse_in(kSpeculativeMethods, text, flag);
+}
+
+OnlineQuantization parse_online_quantization(std::string_view text, std::string_view flag) {
+  return parse_in(kOnlineQuantizations, text, flag);
+}
+
+EncoderTpMode parse_encoder_tp_mode(std::string_view text, std::string_view flag) {
+  return parse_in(kEncoderTpModes, text, flag);
 }
 
 }  // namespace gpubudget

@@ -1,5 +1,7 @@
 // The whole startup decision, per worker (docs/methodology.md §Budget, §Solver).
 #include "gpubudget/fit.h"
+#include "gpubudget/lora_buffers.h"
+#include "gpubudget/served_model.h"
 
 #include <algorithm>
 #include <cctype>
@@ -99,6 +101,30 @@ namespace {
 
 // The MXFP4 MoE padding of the profile's backend for the GPU's compute capability, from gpt-oss's
 // priority list or every other model's.
+// What launch options add to (or take from) a worker's weights: LoRA slots, the GPU n-gram proposer's
+// token buffers, --cpu-offload-gb.
+void add_launch_option_weights(WeightsBreakdown& weights, const ModelSpec& model, const ParallelLayout& layout,
+                               const Deployment& d, const VllmProfile& profile, const SchedulerLimits& scheduler) {
+  if (d.lora.enabled) {
+    add_to_component(weights, Component::kLora,
+                     lora_buffers(model, layout, d.lora, profile.lora, scheduler.max_num_batched_tokens,
+                                  scheduler.max_num_seqs)
+                         .total());
+  }
+  if (d.speculative.method == SpeculativeMethod::kNgramGpu && layout.is_last_stage()) {
+    // GPUModelRunner.__init__: token_ids_gpu_tensor, int32 [max_num_seqs, max_model_len], and
+    // num_tokens_no_spec_gpu, int32 [max_num_seqs].
+    add_to_component(weights, Component::kDraft,
+                     Bytes(detail::checked_mul(scheduler.max_num_seqs, scheduler.max_model_len) * 4 +
+                           scheduler.max_num_seqs * 4));
+  }
+  if (d.cpu_offload_gb > 0) {
+    weights.cpu_offloaded =
+        cpu_offloaded_bytes(model, layout, bytes_from_double(d.cpu_offload_gb * static_cast<double>(kGiB)));
+    weights.total -= weights.cpu_offloaded;
+  }
+}
+
 ParallelLayout with_mxfp4_padding(ParallelLayout layout, const ModelSpec& model, const GpuSpec& gpu,
                                   const VllmProfile& profile) {
   const bool gpt_oss = model.family == "gpt_oss";
@@ -191,9 +217,9 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
   };
   // The engine's choices (attention backend, scheduler defaults) are made on the first stage's GPU.
   const GpuSpec& gpu = stage_gpus.front();
-  // --dtype rebuilds the unquantized tensors in another dtype.
-  const bool converts = d.dtype != ModelDtypeChoice::kAuto;
-  const ModelSpec converted = converts ? model_for_dtype(checkpoint, d.dtype) : ModelSpec{};
+  // --dtype, online --quantization, the vision tower's mode and the drafter rebuild the model.
+  const bool converts = deployment_rebuilds_model(d);
+  const ModelSpec converted = converts ? model_as_served(checkpoint, d, profile.speculative) : ModelSpec{};
   const ModelSpec& model = converts ? converted : checkpoint;
   if (memo != nullptr && &memo->model() != &model) memo = nullptr;
   FitResult r;
@@ -270,6 +296,7 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
     w.requested = requested;
     w.weights = memo != nullptr ? memo->weights(layout) : weights_per_gpu(model, layout);
     add_batched_token_buffers(w.weights, model, r.scheduler.max_num_batched_tokens);
+    add_launch_option_weights(w.weights, model, layout, d, profile, r.scheduler);
     w.gpu = stage_gpu.name;
     w.overheads =
         estimate_overheads(model, layout, stage_gpu, profile, r.scheduler, d.enforce_eager, !d.skip_mm_profiling);
@@ -381,7 +408,7 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
 
 KvCacheLayout worker_kv_cache_layout(const ModelSpec& checkpoint, const GpuSpec& gpu, const Deployment& d,
                                      const VllmProfile& profile, std::int64_t pp_rank) {
-  const ModelSpec model = model_for_dtype(checkpoint, d.dtype);
+  const ModelSpec model = model_as_served(checkpoint, d, profile.speculative);
   const std::int64_t length = d.max_model_len.value_or(model.derived_max_model_len);
   const SchedulerLimits scheduler = scheduler_limits(d, gpu, profile, length);
   const detail::KvDecisions kv = detail::decide_kv_cache(model, gpu, d, profile, scheduler.max_num_batched_tokens);
@@ -395,8 +422,8 @@ std::vector<Explanation> explain_fit(const ModelSpec& checkpoint, const std::vec
     return stage_gpus.size() == 1 ? stage_gpus.front() : stage_gpus.at(static_cast<std::size_t>(stage));
   };
   const GpuSpec& gpu = stage_gpus.at(0);
-  const bool converts = d.dtype != ModelDtypeChoice::kAuto;
-  const ModelSpec converted = converts ? model_for_dtype(checkpoint, d.dtype) : ModelSpec{};
+  const bool converts = deployment_rebuilds_model(d);
+  const ModelSpec converted = converts ? model_as_served(checkpoint, d, profile.speculative) : ModelSpec{};
   const ModelSpec& model = converts ? converted : checkpoint;
   const WorkerBudget& bw = r.binding_worker();
   const auto& o = bw.overheads;

@@ -115,7 +115,7 @@ Bytes usage(const KvLayer& l, std::int64_t block_size, std::int64_t m, std::int6
     case AttentionKind::kChunkedLocal:
       return page * cdiv(std::min(l.window + t, m), block_size);
     case AttentionKind::kMamba:
-      return page * (l.state_blocks > 0 ? l.state_blocks : cdiv(m, l.mamba_block_size));
+      return page * ((l.state_blocks > 0 ? l.state_blocks : cdiv(m, l.mamba_block_size)) + l.speculative_blocks);
     case AttentionKind::kNone:
       return Bytes(0);
   }
@@ -144,6 +144,7 @@ Bytes KvLayer::registered_max_memory_usage(std::int64_t m, std::int64_t t, std::
 bool KvLayer::same_spec(const KvLayer& o) const {
   return kind == o.kind && token_bytes == o.token_bytes && block_size == o.block_size && window == o.window &&
          state_bytes == o.state_bytes && state_blocks == o.state_blocks && mamba_block_size == o.mamba_block_size &&
+         speculative_blocks == o.speculative_blocks &&
          compress_ratio == o.compress_ratio && alignment == o.alignment && padded_page == o.padded_page &&
          mla_window == o.mla_window;
 }
@@ -427,7 +428,14 @@ KvCacheLayout make_kv_cache_layout(const ModelSpec& model, const ParallelLayout&
   kv.max_num_batched_tokens = s.max_num_batched_tokens;
   kv.need = s.need;
   std::vector<KvLayer> layers;
-  for (const LayerSpec& layer : model.layers) {
+  // The drafter's attention layers (speculative decoding) take KV from the same pool, on the last stage.
+  std::vector<const LayerSpec*> kv_layers;
+  for (const LayerSpec& layer : model.layers) kv_layers.push_back(&layer);
+  if (model.drafter) {
+    for (const LayerSpec& layer : model.drafter->layers) kv_layers.push_back(&layer);
+  }
+  for (const LayerSpec* layer_ptr : kv_layers) {
+    const LayerSpec& layer = *layer_ptr;
     // MambaSpec: the state, padded to one attention page (page_size_padded) when the model has
     // attention layers.
     const auto add_state = [&] {
@@ -438,6 +446,7 @@ KvCacheLayout make_kv_cache_layout(const ModelSpec& model, const ParallelLayout&
       m.state_bytes = s.mamba_state_page.count() > 0 ? s.mamba_state_page
                                                      : (i < mamba_state_bytes.size() ? mamba_state_bytes[i] : Bytes(0));
       m.state_blocks = s.mamba_state_blocks;
+      m.speculative_blocks = s.mamba_speculative_blocks;
       m.mamba_block_size = s.mamba_block_size;
       m.block_size = m.registered_block_size = std::max<std::int64_t>(1, s.mamba_block_size);
       layers.push_back(m);
@@ -484,7 +493,10 @@ KvCacheLayout make_kv_cache_layout(const ModelSpec& model, const ParallelLayout&
                      "every sliding-window cache into a full one) are not modelled");
   }
   if (!s.hybrid_manager) disable_hybrid_manager(layers);
-  const auto on_worker = [&](std::int64_t index) { return index >= layout.first_layer && index < layout.end_layer; };
+  const auto target_layers = static_cast<std::int64_t>(model.layers.size());
+  const auto on_worker = [&](std::int64_t index) {
+    return index >= target_layers ? layout.is_last_stage() : index >= layout.first_layer && index < layout.end_layer;
+  };
   // Unifies the block sizes (or pads the pages) in `layers`.
   const GlobalGroups global = uniform_groups ? group_uniform_groups(layers) : group_layers(layers, s);
   kv.all_layers = layers;

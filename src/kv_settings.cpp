@@ -78,10 +78,39 @@ BackendChoice select_backend(const ModelSpec& model, const GpuSpec& gpu, const D
   const bool requested_auto = d.kv_cache_dtype == KvCacheDtypeChoice::kAuto;
   const bool check_block = d.block_size && profile.kv_cache.user_block_size == UserBlockSizeRule::kKernelCompatible;
   BackendChoice out;
+  // --attention-backend wins over the model's own choice (its config hook applies only when none is named).
+  const std::string& forced_name = d.attention_backend.empty() ? model.forced_attention_backend : d.attention_backend;
+  const std::string forced_by = d.attention_backend.empty() ? "the model forces it" : "--attention-backend";
+  if (!d.attention_backend.empty() &&
+      std::none_of(profile.attention_backends.begin(), profile.attention_backends.end(),
+                   [&](const AttentionBackend& b) { return b.name == d.attention_backend; })) {
+    std::vector<std::string> names;
+    for (const auto& b : profile.attention_backends) {
+      if (b.kind == kind && std::find(names.begin(), names.end(), b.name) == names.end()) names.push_back(b.name);
+    }
+    throw InputError(fmt::format("--attention-backend {}: not an attention backend of the vLLM {} profile for {} "
+                                 "attention (it knows {})",
+                                 d.attention_backend, profile.version, kind == AttentionKind::kMla ? "MLA" : "standard",
+                                 fmt::join(names, ", ")));
+  }
+  // The profile's lists are vLLM's priority lists per GPU generation: a backend vLLM can be made to use
+  // elsewhere is not listed there, so a forced backend listed only for other GPUs is not judged.
+  const auto same_kind = [&](const AttentionBackend& b) {
+    return b.name == d.attention_backend && b.kind == kind && b.platform == gpu.platform;
+  };
+  if (!d.attention_backend.empty() &&
+      std::any_of(profile.attention_backends.begin(), profile.attention_backends.end(), same_kind) &&
+      std::none_of(profile.attention_backends.begin(), profile.attention_backends.end(),
+                   [&](const AttentionBackend& b) { return same_kind(b) && runs_on(b, gpu); })) {
+    throw InputError(fmt::format("--attention-backend {}: the vLLM {} profile lists it among the backends vLLM picks "
+                                 "on other GPUs, not on {}; whether it runs there, and with which block size and KV "
+                                 "dtypes, is not modelled",
+                                 d.attention_backend, profile.version, gpu_text(gpu)));
+  }
   const AttentionBackend* block_refused = nullptr;
   for (const auto& b : profile.attention_backends) {
     if (b.kind != kind || b.sparse != sparse || !runs_on(b, gpu)) continue;
-    if (!model.forced_attention_backend.empty() && b.name != model.forced_attention_backend) continue;
+    if (!forced_name.empty() && b.name != forced_name) continue;
     if (b.max_query_heads_per_rank > 0 && heads_per_rank > b.max_query_heads_per_rank) continue;
     if (b.qk_nope_head_dim > 0 && model.mla_qk_nope_head_dim != b.qk_nope_head_dim) continue;
     if (!contains(b.kv_cache_dtypes, dtype_on(b, dtype, requested_auto).name)) continue;
@@ -94,13 +123,15 @@ BackendChoice select_backend(const ModelSpec& model, const GpuSpec& gpu, const D
   }
   const char* kind_name = kind == AttentionKind::kMla ? (sparse ? "sparse MLA" : "MLA") : "standard";
   const auto forced = std::find_if(profile.attention_backends.begin(), profile.attention_backends.end(), [&](const auto& b) {
-    return b.name == model.forced_attention_backend && b.kind == kind && runs_on(b, gpu);
+    return b.name == forced_name && b.kind == kind && runs_on(b, gpu);
   });
-  if (!model.forced_attention_backend.empty() && forced == profile.attention_backends.end()) {
-    out.blocker = fmt::format("{} runs only on the {} attention backend (the model forces it), which vLLM {} does not "
-                              "run on {}; vLLM would fail to start",
-                              model.architecture, model.forced_attention_backend, profile.version, gpu_text(gpu));
-  } else if (!model.forced_attention_backend.empty() && !forced->kv_cache_dtype_error.empty() &&
+  if (!forced_name.empty() && forced == profile.attention_backends.end()) {
+    out.blocker = fmt::format("{} runs only on the {} attention backend ({}), which vLLM {} does not run for its {} "
+                              "attention on {}; vLLM would fail to start (\"Selected backend {} is not valid for this "
+                              "configuration\")",
+                              model.architecture, forced_name, forced_by, profile.version,
+                              kind == AttentionKind::kMla ? "MLA" : "standard", gpu_text(gpu), forced_name);
+  } else if (!forced_name.empty() && !forced->kv_cache_dtype_error.empty() &&
              !contains(forced->kv_cache_dtypes, dtype_on(*forced, dtype, requested_auto).name)) {
     out.blocker = fmt::format(fmt::runtime(forced->kv_cache_dtype_error), kv_cache_dtype_choice_name(d.kv_cache_dtype)) +
                   " (vLLM would fail to start; pass --kv-cache-dtype fp8)";
@@ -118,9 +149,9 @@ BackendChoice select_backend(const ModelSpec& model, const GpuSpec& gpu, const D
   }
   // The budget is still computed, with the model's own backend (on whatever GPU the profile lists it) or
   // the first of the kind on this GPU.
-  if (!model.forced_attention_backend.empty()) {
+  if (!forced_name.empty()) {
     for (const auto& b : profile.attention_backends) {
-      if (b.name == model.forced_attention_backend && b.kind == kind && b.platform == gpu.platform) {
+      if (b.name == forced_name && b.kind == kind && b.platform == gpu.platform) {
         out.backend = &b;
         return out;
       }
@@ -377,6 +408,9 @@ KvDecisions decide_kv_cache(const ModelSpec& model, const GpuSpec& gpu, const De
     out.attention_token_bytes = layer_kv_bytes_per_token(attn->attention, d.tensor_parallel_size, dtype);
   }
   s.mamba_state_blocks = out.mamba_cache_mode == MambaCacheMode::kNone ? 1 : out.mamba_cache_mode == MambaCacheMode::kAlign ? 2 : 0;
+  // MambaSpec.num_speculative_blocks: every draft token holds one more state page (any method).
+  s.mamba_speculative_blocks =
+      d.speculative.method == SpeculativeMethod::kNone ? 0 : d.speculative.num_speculative_tokens;
   if (out.attention_token_bytes.count() == 0) {
     // Attention-free Mamba model: no padding, states of their own size.
     s.mamba_block_size = std::max<std::int64_t>(1, d.mamba_block_size.value_or(model.mamba_chunk_size));

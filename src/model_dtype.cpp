@@ -11,11 +11,16 @@ ModelSpec with_dtype(const ModelSpec& model, Dtype dtype) {
   auto convert_tensor = [&](ReplicatedTensor& t) {
     if (t.dtype == from) t.dtype = dtype;
   };
-  for (auto& layer : out.layers) {
+  auto convert_layer = [&](LayerSpec& layer) {
     for (auto& l : layer.linears) convert_format(l.format);
     for (auto& e : layer.experts) convert_format(e.format);
     for (auto& t : layer.replicated) convert_tensor(t);
-  }
+  };
+  for (auto& layer : out.layers) convert_layer(layer);
+  // The next-n layers too: speculative decoding (method mtp) builds them with the target's dtype.
+  for (auto& layer : out.mtp_layers) convert_layer(layer);
+  for (auto& l : out.mtp_linears) convert_format(l.format);
+  for (auto& t : out.mtp_tensors) convert_tensor(t);
   if (out.vision) {
     for (auto& l : out.vision->linears) convert_format(l.format);
     for (auto& t : out.vision->replicated) convert_tensor(t);

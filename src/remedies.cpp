@@ -68,6 +68,28 @@ std::vector<Remedy> find_remedies(const ModelSpec& model, const std::vector<GpuS
     attempt("no CUDA graphs", {"--enforce-eager"}, [](Deployment& d) { d.enforce_eager = true; }, stage_gpus,
             "slower decoding without CUDA graphs");
   }
+  // Launch options that cost memory: the drafter (and hybrid models' state page per draft token), LoRA slots.
+  const SpeculativeDecoding& spec = deployment.speculative;
+  if (spec.method != SpeculativeMethod::kNone && spec.num_speculative_tokens > 1) {
+    attempt("1 speculative token", {"--speculative-config", fmt::format(R"({{"method": "{}", "num_speculative_tokens": 1}})",
+                                                                      speculative_method_name(spec.method))},
+            [](Deployment& d) { d.speculative.num_speculative_tokens = 1; }, stage_gpus, "fewer tokens drafted per step");
+  }
+  if (spec.method != SpeculativeMethod::kNone) {
+    attempt("no speculative decoding", {"(drop --speculative-config)"},
+            [](Deployment& d) { d.speculative = SpeculativeDecoding{}; }, stage_gpus, "no speculative decoding speed-up");
+  }
+  if (deployment.lora.enabled && deployment.lora.max_loras > 1) {
+    const std::int64_t half = deployment.lora.max_loras / 2;
+    attempt(fmt::format("{} LoRA slots", half), {"--max-loras", std::to_string(half)},
+            [half](Deployment& d) { d.lora.max_loras = half; }, stage_gpus, "fewer adapters resident at once");
+  }
+  if (deployment.lora.enabled && deployment.lora.max_lora_rank > 8) {
+    const std::int64_t rank = deployment.lora.max_lora_rank == 320 ? 256 : deployment.lora.max_lora_rank / 2;
+    attempt(fmt::format("LoRA rank {}", rank), {"--max-lora-rank", std::to_string(rank)},
+            [rank](Deployment& d) { d.lora.max_lora_rank = rank; }, stage_gpus,
+            "adapters of a higher rank cannot be loaded");
+  }
   attempt(fmt::format("twice the GPUs: tensor parallel {}", 2 * deployment.tensor_parallel_size),
           {"--tensor-parallel-size", std::to_string(2 * deployment.tensor_parallel_size)},
           [](Deployment& d) { d.tensor_parallel_size *= 2; }, {stage_gpus.front()},

@@ -184,9 +184,9 @@ VllmProfile detail::parse_vllm_profile(const std::string& text, const std::strin
   const nlohmann::json json = detail::resolve_profile_json(text, path, base_profiles);
   const detail::JsonReader r(json, path);
   r.reject_unknown_keys({"schema_version", "version", "description", "default_gpu_memory_utilization",
-                         "charges_cudagraph_memory", "kv_tokens_from_concurrency", "kv_cache", "hybrid", "messages",
-                         "batch_defaults", "attention_backends", "mxfp4_moe_backends", "overheads", "calibration",
-                         "sources"});
+                         "charges_cudagraph_memory", "kv_tokens_from_concurrency", "kv_cache", "hybrid", "lora",
+                         "speculative", "messages", "batch_defaults", "attention_backends", "mxfp4_moe_backends",
+                         "overheads", "calibration", "sources"});
   if (r.integer("schema_version", 1, 1) != 1) r.fail("schema_version", "1");
   VllmProfile p;
   p.source = path;
@@ -200,6 +200,17 @@ VllmProfile detail::parse_vllm_profile(const std::string& text, const std::strin
   p.kv_cache.modelopt_kv_cache_dtypes = {{"fp8", "fp8_e4m3"}, {"nvfp4", "nvfp4"}};
   if (r.has("kv_cache")) read_kv_cache_rules(r.object("kv_cache"), p.kv_cache);
   if (r.has("hybrid")) read_hybrid_rules(r.object("hybrid"), p.hybrid);
+  if (r.has("speculative")) {
+    const detail::JsonReader sp = r.object("speculative");
+    sp.reject_unknown_keys({"mtp_shares_head", "note"});
+    p.speculative.mtp_shares_head = sp.boolean("mtp_shares_head", true);
+  }
+  if (r.has("lora")) {
+    const detail::JsonReader l = r.object("lora");
+    l.reject_unknown_keys({"embedding_architectures", "max_lm_head_vocab", "note"});
+    p.lora.embedding_architectures = l.string_list("embedding_architectures");
+    p.lora.max_lm_head_vocab = l.integer("max_lm_head_vocab", 1, 1 << 30);
+  }
 
   const detail::JsonReader m = r.object("messages");
   m.reject_unknown_keys({"kv_cache_too_small", "estimate_sentence", "no_kv_memory", "gib_format"});

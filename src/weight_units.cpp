@@ -129,6 +129,39 @@ struct UnitBuilder {
 
 void enumerate_units(const ModelSpec& model, const ParallelLayout& layout, UnitBuilder& b);
 
+// The drafter (ModelSpec::drafter), on the last pipeline stage, as one Component::kDraft row: its units
+// keep their names; checkpoint bytes count only for MTP layers stored in the target's checkpoint.
+void drafter_units(const Drafter& d, std::int64_t hidden, const ParallelLayout& layout, UnitBuilder& b) {
+  const bool on_gpu = layout.is_last_stage();
+  const std::size_t first = b.units.size();
+  const detail::WeightUnitTotals before = b.totals;
+  for (const auto& layer : d.layers) b.decoder_layer(layer, on_gpu, false);
+  for (const auto& m : d.linears) b.linear(m, -1, on_gpu);
+  for (const auto& t : d.tensors) b.tensor(t, -1, on_gpu);
+  for (const auto& t : d.vocab_tables) {
+    const std::int64_t rows = t.elements / hidden;
+    const Bytes local(round_up(rows, 64) / layout.tp * hidden * element_bytes(t.dtype));
+    b.add(t.name, b.names(canonical_module_name(t.name)), t.component, -1, Bytes(t.elements * element_bytes(t.dtype)),
+          on_gpu ? local : Bytes(0));
+  }
+  for (const auto& t : d.shared_with_target) b.tensor(t, -1, false).checkpoint_only = true;
+  // Re-file what was added under kDraft, and drop checkpoint bytes of a separate draft checkpoint.
+  Bytes added;
+  for (std::size_t c = 0; c < kComponentCount; ++c) {
+    added += b.totals.per_gpu[c] - before.per_gpu[c];
+    b.totals.per_gpu[c] = before.per_gpu[c];
+  }
+  b.totals.per_gpu[static_cast<std::size_t>(Component::kDraft)] += added;
+  if (!d.in_target_checkpoint) b.totals.checkpoint = before.checkpoint;
+  for (std::size_t i = first; i < b.units.size(); ++i) {
+    b.units[i].component = Component::kDraft;
+    if (!d.in_target_checkpoint) {
+      b.units[i].checkpoint = Bytes(0);
+      b.units[i].runtime_only = true;
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<WeightUnit> weight_units(const ModelSpec& model, const ParallelLayout& layout) {
@@ -181,6 +214,7 @@ void enumerate_units(const ModelSpec& model, const ParallelLayout& layout, UnitB
     for (const auto& m : model.vision->linears) b.linear(m, -1, true);
     for (const auto& t : model.vision->replicated) b.tensor(t, -1, true);
   }
+  if (model.drafter) drafter_units(*model.drafter, model.hidden_size, layout, b);
   for (const auto& t : model.buffers) {
     const Bytes bytes(t.elements * element_bytes(t.dtype));
     WeightUnit& u = b.add(t.name, {}, t.component, -1, Bytes(0), bytes);

@@ -182,20 +182,37 @@ WeightsBreakdown weights_per_gpu(const ModelSpec& model, const ParallelLayout& l
   return out;
 }
 
+void add_to_component(WeightsBreakdown& weights, Component component, Bytes bytes) {
+  if (bytes.count() == 0) return;
+  auto it = std::find_if(weights.components.begin(), weights.components.end(),
+                         [&](const ComponentBytes& c) { return c.component >= component; });
+  if (it == weights.components.end() || it->component != component) {
+    weights.components.insert(it, {component, bytes});
+  } else {
+    it->bytes += bytes;
+  }
+  weights.total += bytes;
+}
+
 void add_batched_token_buffers(WeightsBreakdown& weights, const ModelSpec& model, std::int64_t max_num_batched_tokens) {
   Bytes added;
   for (const auto& t : model.batched_token_buffers) {
     added += Bytes(detail::checked_mul(max_num_batched_tokens, t.elements * element_bytes(t.dtype)));
   }
-  if (added.count() == 0) return;
-  auto it = std::find_if(weights.components.begin(), weights.components.end(),
-                         [](const ComponentBytes& c) { return c.component == Component::kBuffers; });
-  if (it == weights.components.end()) {
-    weights.components.push_back({Component::kBuffers, added});
-  } else {
-    it->bytes += added;
+  add_to_component(weights, Component::kBuffers, added);
+}
+
+Bytes cpu_offloaded_bytes(const ModelSpec& model, const ParallelLayout& layout, Bytes budget) {
+  Bytes offloaded;
+  if (budget.count() <= 0) return offloaded;
+  for (const auto& unit : weight_units(model, layout)) {
+    if (offloaded >= budget) break;
+    if (unit.layer < layout.first_layer || unit.layer >= layout.end_layer || unit.component == Component::kDraft) {
+      continue;
+    }
+    offloaded += unit.per_gpu;
   }
-  weights.total += added;
+  return offloaded;
 }
 
 namespace {
@@ -274,6 +291,8 @@ std::string_view component_name(Component c) {
     case Component::kLmHead: return "lm_head";
     case Component::kVision: return "vision";
     case Component::kExtraCopies: return "extra_copies";
+    case Component::kDraft: return "draft_model";
+    case Component::kLora: return "lora_adapters";
     case Component::kBuffers: return "runtime_buffers";
   }
   return "?";

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +15,8 @@
 #include "gpubudget/bytes.h"
 
 namespace gpubudget {
+
+struct ModelSpec;  // model_spec.h
 
 // --dtype: the dtype vLLM builds unquantized weights, activations and an `auto` KV cache in.
 enum class ModelDtypeChoice {
@@ -60,12 +63,66 @@ enum class MambaCacheMode {
   kAll,    // one per mamba block of the request (prefix caching of models supporting it)
 };
 
+// --speculative-config's `method` (vllm/config/speculative.py SpeculativeConfig).
+enum class SpeculativeMethod {
+  kNone,        // no speculative decoding
+  kNgram,       // prompt-lookup proposals on the CPU: no weights, no KV
+  kNgramGpu,    // the same on the GPU: two int32 [max_num_seqs, max_model_len] token buffers
+  kSuffix,      // suffix-tree proposals on the CPU: no weights, no KV
+  kMtp,         // the checkpoint's own MTP / next-n layers, with their KV layers
+  kEagle,       // an EAGLE draft checkpoint
+  kEagle3,      // an EAGLE-3 draft checkpoint (fed three of the target's hidden states)
+  kDraftModel,  // a smaller model of the same vocabulary as the draft
+  kMedusa,      // Medusa heads
+};
+
+// --speculative-config: what vLLM loads beside the target for speculative decoding.
+struct SpeculativeDecoding {
+  SpeculativeMethod method = SpeculativeMethod::kNone;
+  // num_speculative_tokens: draft tokens per step (>= 1 with a method). With MTP at most
+  // num_nextn_predict_layers distinct layers are loaded; the draft reuses them for further tokens.
+  std::int64_t num_speculative_tokens = 0;
+  // The draft checkpoint of eagle / eagle3 / draft_model / medusa, as read (load.h), and the name it
+  // was given by ("model"). Shared by copies of the deployment; never null for those methods.
+  std::shared_ptr<const ModelSpec> draft_model;
+  std::string draft_model_name;
+  // draft_tensor_parallel_size. Default (nullopt): the target's tensor-parallel size.
+  std::optional<std::int64_t> draft_tensor_parallel_size;
+};
+
+// --enable-lora and its sizes (vllm/config/lora.py LoRAConfig): every adapted linear layer holds
+// stacked A and B buffers for max_loras adapters of max_lora_rank.
+struct LoraAdapters {
+  bool enabled = false;             // --enable-lora
+  std::int64_t max_loras = 1;       // --max-loras: GPU slots. Requires >= 1.
+  std::int64_t max_lora_rank = 16;  // --max-lora-rank. One of vLLM's accepted ranks.
+  ModelDtypeChoice dtype = ModelDtypeChoice::kAuto;  // --lora-dtype: auto is the model dtype
+  bool fully_sharded = false;       // --fully-sharded-loras: the rank side split over TP too
+  // --lora-target-modules: module suffixes to adapt ("o_proj", "qkv_proj"); empty: every supported one.
+  std::vector<std::string> target_modules;
+};
+
+// --quantization applied by vLLM to an unquantized checkpoint at load (online quantization).
+enum class OnlineQuantization {
+  kNone,          // the checkpoint's own format
+  kFp8,           // `fp8` / `fp8_per_tensor`: fp8 e4m3 weights, one fp32 scale per layer
+};
+
+// --mm-encoder-tp-mode.
+enum class EncoderTpMode {
+  kWeights,  // the vision tower's weights split over TP (default)
+  kData,     // the tower whole on every TP rank, the images split instead
+};
+
 // Each enum's vLLM spelling ("auto", "bfloat16", "fp8_e4m3", "serve", "align", ...); static storage.
 std::string_view model_dtype_choice_name(ModelDtypeChoice choice);
 std::string_view kv_cache_dtype_choice_name(KvCacheDtypeChoice choice);
 std::string_view entry_point_name(EntryPoint entry_point);
 std::string_view mamba_cache_mode_name(MambaCacheMode mode);
 std::string_view mamba_dtype_choice_name(MambaDtypeChoice choice);
+std::string_view speculative_method_name(SpeculativeMethod method);
+std::string_view online_quantization_name(OnlineQuantization method);
+std::string_view encoder_tp_mode_name(EncoderTpMode mode);
 
 // Parsers of vLLM's spellings. Each throws InputError naming `flag`, the text and the accepted values.
 // parse_model_dtype_choice also takes torch's aliases ("half", "float", "bf16" ...).
@@ -74,6 +131,9 @@ KvCacheDtypeChoice parse_kv_cache_dtype_choice(std::string_view text, std::strin
 EntryPoint parse_entry_point(std::string_view text, std::string_view flag = "--entry-point");
 MambaCacheMode parse_mamba_cache_mode(std::string_view text, std::string_view flag = "--mamba-cache-mode");
 MambaDtypeChoice parse_mamba_dtype_choice(std::string_view text, std::string_view flag = "--mamba-cache-dtype");
+SpeculativeMethod parse_speculative_method(std::string_view text, std::string_view flag = "--speculative-config");
+OnlineQuantization parse_online_quantization(std::string_view text, std::string_view flag = "--quantization");
+EncoderTpMode parse_encoder_tp_mode(std::string_view text, std::string_view flag = "--mm-encoder-tp-mode");
 
 struct Deployment {
   // --tensor-parallel-size / -tp. Default: 1. Requires >= 1.
@@ -143,6 +203,21 @@ struct Deployment {
   // --kv-cache-memory-bytes: the KV budget per GPU, bypassing the utilization budget entirely.
   // Default (nullopt): requested memory minus weights and overheads.
   std::optional<Bytes> kv_cache_memory;
+  // --speculative-config. Default: none.
+  SpeculativeDecoding speculative;
+  // --enable-lora, --max-loras, --max-lora-rank, --lora-dtype, --fully-sharded-loras. Default: off.
+  LoraAdapters lora;
+  // --quantization of an unquantized checkpoint. Default: none (a quantized checkpoint's own format).
+  OnlineQuantization quantization = OnlineQuantization::kNone;
+  // --cpu-offload-gb: GiB (2^30 bytes) of weights per GPU kept in pinned CPU memory. Default: 0.
+  double cpu_offload_gb = 0;
+  // --limit-mm-per-prompt with 0 for every modality of the vision tower, or --language-model-only:
+  // vLLM builds no tower and profiles no encoder. Default: false.
+  bool language_model_only = false;
+  // --mm-encoder-tp-mode. Default: weights.
+  EncoderTpMode mm_encoder_tp_mode = EncoderTpMode::kWeights;
+  // --attention-backend / VLLM_ATTENTION_BACKEND: the backend vLLM must use ("" lets it choose).
+  std::string attention_backend;
 };
 
 }  // namespace gpubudget

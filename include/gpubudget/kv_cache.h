@@ -56,6 +56,8 @@ struct KvLayer {
   // kMamba: pages one request holds: 1 (`none`), 2 (`align`); 0 in `all` mode = cdiv(M, mamba_block_size).
   std::int64_t state_blocks = 1;
   std::int64_t mamba_block_size = 0;  // kMamba `all` mode: tokens per cached state
+  // kMamba with speculative decoding: MambaSpec.num_speculative_blocks, one more page per draft token.
+  std::int64_t speculative_blocks = 0;
   // DeepSeek-V4's caches (AttentionSpec::compress_ratio): block_size / compress_ratio entries per page,
   // the page rounded up to `alignment` bytes; `padded_page` > 0 when grouping padded it to a full-MLA
   // page (page_size_padded); `mla_window`: a SlidingWindowMLASpec.
@@ -127,6 +129,7 @@ struct KvCacheSettings {
   Bytes mamba_state_page;
   std::int64_t mamba_state_blocks = 1;
   std::int64_t mamba_block_size = 0;
+  std::int64_t mamba_speculative_blocks = 0;  // num_speculative_tokens with speculative decoding
 };
 
 struct KvCacheLayout {

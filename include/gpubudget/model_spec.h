@@ -29,6 +29,8 @@ enum class Component {
   kLmHead,
   kVision,
   kExtraCopies,  // tensors vLLM creates beyond the checkpoint (e.g. MLA absorbed bf16 matrices)
+  kDraft,        // speculative decoding's drafter (MTP layers, an EAGLE or draft model)
+  kLora,         // LoRA adapter slots (--enable-lora): stacked A and B buffers per adapted module
   kBuffers,      // persistent runtime buffers allocated with the model (rotary cos/sin caches)
 };
 
@@ -199,6 +201,32 @@ struct VisionTower {
   std::vector<LinearModule> linears;         // TP-sharded ViT linears and projector
   std::vector<ReplicatedTensor> replicated;  // norms, patch embedding, position table, biases
   EncoderProfileShape profile;               // for the activation estimate
+  // The vLLM model class sets supports_encoder_tp_data: --mm-encoder-tp-mode data keeps the whole tower
+  // on every TP rank. Without it vLLM warns and keeps the weights split.
+  bool supports_encoder_tp_data = false;
+  // The modalities the tower serves ("image", "video", "audio"): --limit-mm-per-prompt must give 0 for
+  // every one of them for vLLM to leave the tower out.
+  std::vector<std::string> modalities = {"image"};
+};
+
+// Speculative decoding's drafter as a deployment loads it (model_as_served), on the last pipeline
+// stage: its weights are their own row of the breakdown (Component::kDraft) and its attention layers
+// take KV from the same pool as the target's.
+struct Drafter {
+  std::string method;   // "mtp", "eagle3", ... (deployment.h speculative_method_name)
+  std::string source;   // the draft checkpoint, or the target's own for MTP
+  // Decoder layers, numbered after the target's (vLLM names the first draft layer model.layers.{L}).
+  std::vector<LayerSpec> layers;
+  std::vector<LinearModule> linears;      // eh_proj, fc ... (whole model, sharded by their Parallelism)
+  std::vector<ReplicatedTensor> tensors;  // norms, vocabulary maps
+  // Vocabulary tables split over TP like the target's (VocabParallelEmbedding / ParallelLMHead):
+  // `elements` = rows x hidden, rows padded to 64 and split. Tables the drafter takes from the target
+  // are not here.
+  std::vector<ReplicatedTensor> vocab_tables;
+  // Checkpoint tensors vLLM loads and then replaces with the target's (shared embedding and head):
+  // counted in the checkpoint, never on a GPU.
+  std::vector<ReplicatedTensor> shared_with_target;
+  bool in_target_checkpoint = false;  // MTP: the layers are stored in the target's safetensors
 };
 
 // The layer's recurrent state, if it has one: its attention when that is kMamba, else its parallel_state.
@@ -237,6 +265,8 @@ struct ModelSpec {
   std::vector<LinearModule> mtp_linears;
   std::vector<ReplicatedTensor> mtp_tensors;
   std::optional<VisionTower> vision;
+  // Set by model_as_served for speculative decoding; the checkpoint itself has none.
+  std::optional<Drafter> drafter;
   std::vector<ReplicatedTensor> final_norms;  // on the last pipeline stage
   std::vector<ReplicatedTensor> buffers;      // on every stage (one shared rotary cache per RoPE setting)
   // Buffers allocated with the model whose first dimension is max_num_batched_tokens (DeepSeek-V4's

@@ -15,6 +15,8 @@
 #include "gpubudget/bytes.h"
 #include "gpubudget/deployment.h"
 #include "gpubudget/gpu_spec.h"
+#include "gpubudget/lora_buffers.h"
+#include "gpubudget/served_model.h"
 #include "gpubudget/model_spec.h"
 #include "gpubudget/parallel_layout.h"
 
@@ -210,6 +212,8 @@ struct VllmProfile {
   bool kv_tokens_from_concurrency = false;
   KvCacheRules kv_cache;
   HybridRules hybrid;
+  LoraRules lora;
+  SpeculativeRules speculative;
   std::vector<BatchDefaults> batch_defaults;  // first matching entry wins
   std::vector<AttentionBackend> attention_backends;  // priority order
   std::vector<Mxfp4MoeBackend> mxfp4_moe_backends;

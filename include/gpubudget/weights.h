@@ -19,8 +19,9 @@ struct ComponentBytes {
 };
 
 struct WeightsBreakdown {
-  Bytes total;
+  Bytes total;  // what the GPU holds: the components less cpu_offloaded
   std::vector<ComponentBytes> components;  // in Component order, zero entries omitted
+  Bytes cpu_offloaded;  // --cpu-offload-gb: weights kept in pinned CPU memory instead
 };
 
 // Bytes of one linear layer's local shard (weight, scales, bias) on a worker of `layout`.
@@ -45,5 +46,15 @@ WeightsBreakdown weights_per_gpu(const ModelSpec& model, const ParallelLayout& l
 // Adds the model's buffers sized by max_num_batched_tokens (ModelSpec::batched_token_buffers) to
 // `weights` as runtime buffers: what vLLM allocates with the model for this scheduler budget.
 void add_batched_token_buffers(WeightsBreakdown& weights, const ModelSpec& model, std::int64_t max_num_batched_tokens);
+
+// Adds `bytes` to `component` of `weights` (and to the total), keeping the components in order.
+void add_to_component(WeightsBreakdown& weights, Component component, Bytes bytes);
+
+// --cpu-offload-gb (UVA offloader, vllm/model_executor/offloader/uva.py): the decoder layers' weights
+// on this worker are moved to pinned CPU memory in layer order while the moved bytes are below
+// `budget`, so the last module moved can overshoot it. vLLM moves parameter by parameter; this moves
+// whole modules (weight, scales and bias together), so it can differ from vLLM by one module's scales.
+// Embeddings, the head, norms outside the layers and the drafter stay on the GPU.
+Bytes cpu_offloaded_bytes(const ModelSpec& model, const ParallelLayout& layout, Bytes budget);
 
 }  // namespace gpubudget

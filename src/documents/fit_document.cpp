@@ -40,6 +40,20 @@ std::string fit_json(const FitQuery& q, const FitResult& r, const std::vector<Re
                      {"vllm_profile", q.profile.version},
                      {"max_model_len_auto", d.max_model_len_auto},
                      {"hybrid_kv_cache_manager", r.hybrid_kv_cache_manager}};
+  // Launch options (docs/cli.md §Launch options): null / false when not used.
+  j["deployment"]["speculative_method"] =
+      d.speculative.method == SpeculativeMethod::kNone ? Document() : Document(speculative_method_name(d.speculative.method));
+  j["deployment"]["num_speculative_tokens"] = d.speculative.num_speculative_tokens;
+  j["deployment"]["lora"] = d.lora.enabled ? Document{{"max_loras", d.lora.max_loras},
+                                                      {"max_lora_rank", d.lora.max_lora_rank},
+                                                      {"lora_dtype", model_dtype_choice_name(d.lora.dtype)},
+                                                      {"fully_sharded_loras", d.lora.fully_sharded}}
+                                           : Document();
+  j["deployment"]["quantization"] =
+      d.quantization == OnlineQuantization::kNone ? Document() : Document(online_quantization_name(d.quantization));
+  j["deployment"]["cpu_offload_gb"] = d.cpu_offload_gb;
+  j["deployment"]["language_model_only"] = d.language_model_only;
+  j["deployment"]["mm_encoder_tp_mode"] = encoder_tp_mode_name(d.mm_encoder_tp_mode);
   if (r.hybrid) {
     j["deployment"]["enable_prefix_caching"] = r.prefix_caching;
     j["deployment"]["mamba_cache_mode"] = mamba_cache_mode_name(r.mamba_cache_mode);
@@ -54,6 +68,7 @@ std::string fit_json(const FitQuery& q, const FitResult& r, const std::vector<Re
                   {"requested_bytes", w.requested.count()},
                   {"weights_bytes", w.weights.total.count()},
                   {"weights_components", components},
+                  {"cpu_offloaded_bytes", w.weights.cpu_offloaded.count()},
                   {"activation_peak_bytes", w.overheads.activation_peak.count()},
                   {"encoder_profile_bytes", w.overheads.encoder.pass.count()},
                   {"non_torch_bytes", w.overheads.non_torch.count()},
@@ -61,7 +76,13 @@ std::string fit_json(const FitQuery& q, const FitResult& r, const std::vector<Re
                   {"cudagraph_estimate_bytes", w.overheads.cudagraph.count()},
                   {"kv_cache_bytes", w.kv_cache.count()},
                   {"overhead_relative_uncertainty", w.overheads.relative_uncertainty}};
+  // The drafter's KV layers are numbered after the target's decoder layers.
+  std::int64_t draft_token_bytes = 0;
+  for (const auto& l : w.kv.layers) {
+    if (l.index >= static_cast<std::int64_t>(q.model.layers.size())) draft_token_bytes += l.token_bytes.count();
+  }
   j["kv_cache"] = {{"bytes_per_token", w.kv.bytes_per_token().count()},
+                   {"draft_bytes_per_token", draft_token_bytes},
                    {"block_bytes", w.kv.block_bytes().count()},
                    {"num_blocks", r.num_blocks},
                    {"tokens", r.kv_cache_tokens},

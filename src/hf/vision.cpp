@@ -136,6 +136,8 @@ void moonvit(const JsonReader& v, const MoonVitKeys& keys, Dtype dt, ModelSpec& 
   b.encoder({h, I, false, 3 * patch * patch, per_token, keys.patch_limit / per_token, text_hidden,
              keys.patch_limit_source});
   model.vision = b.take();
+  model.vision->modalities = {"image", "video"};
+  model.vision->supports_encoder_tp_data = true;  // the vLLM class sets supports_encoder_tp_data
 }
 
 // Llama 4 vision model + projector (models/mllama4.py): unfold patch embedding (column-parallel,
@@ -171,6 +173,7 @@ void llama4_vision(const JsonReader& v, Dtype dt, ModelSpec& model) {
   b.encoder({h, I, false, channels * patch * patch, 4, (kLlama4MaxTiles + 1) * tile_tokens, model.hidden_size,
              "16 tiles + 1 global tile of image_size^2 (Llama 4 image processor max_patches)"});
   model.vision = b.take();
+  model.vision->supports_encoder_tp_data = true;  // the vLLM class sets supports_encoder_tp_data
 }
 
 void siglip_gemma3(const JsonReader& root, const JsonReader& v, Dtype dt, ModelSpec& model) {
@@ -221,6 +224,7 @@ void gemma4_vision(const JsonReader& root, const JsonReader& v, Dtype dt, ModelS
   b.encoder({h, I, true, 3 * patch * patch, pooling * pooling, tokens, model.hidden_size,
              "vision_soft_tokens_per_image of the default image budget", /*replicated=*/true});
   model.vision = b.take();
+  model.vision->modalities = {"image", "audio", "video"};
 }
 
 void pixtral_mistral3(const JsonReader& root, const JsonReader& v, Dtype dt, ModelSpec& model) {
@@ -291,6 +295,8 @@ void qwen3_vl(const JsonReader& v, Dtype dt, ModelSpec& model) {
              kQwen3VlMaxPixels / (token_side * token_side), out * (1 + static_cast<std::int64_t>(deepstack.size())),
              "16,777,216 pixels (Qwen3-VL image processor longest_edge)"});
   model.vision = b.take();
+  model.vision->modalities = {"image", "video"};
+  model.vision->supports_encoder_tp_data = true;  // the vLLM class sets supports_encoder_tp_data
 }
 
 // Qwen2-VL and Qwen2.5-VL ViTs (qwen2_vl.py, qwen2_5_vl.py): a Conv3d patch embedding without bias,
@@ -341,6 +347,8 @@ void qwen2_vl(const JsonReader& v, bool v2_5, Dtype dt, ModelSpec& model) {
              kQwen2VlMaxPixels / (token_side * token_side), out,
              "12,845,056 pixels (Qwen2-VL image processor max_pixels)"});
   model.vision = b.take();
+  model.vision->modalities = {"image", "video"};
+  model.vision->supports_encoder_tp_data = true;  // the vLLM class sets supports_encoder_tp_data
 }
 
 }  // namespace

@@ -1,0 +1,32 @@
+// The model as a deployment makes vLLM build it: --dtype, online --quantization, the vision tower
+// left out (--limit-mm-per-prompt 0 / --language-model-only) or replicated (--mm-encoder-tp-mode data),
+// and speculative decoding's drafter attached (docs/methodology.md §Launch options).
+#pragma once
+
+#include "gpubudget/deployment.h"
+#include "gpubudget/model_spec.h"
+
+namespace gpubudget {
+
+// What a vLLM version does with speculative decoding's drafter (configs/vllm/*.json `speculative`).
+struct SpeculativeRules {
+  // MTP layers' shared_head.head replaced by the target's lm_head (0.17+, #34385); before, each keeps its
+  // own vocabulary-split copy.
+  bool mtp_shares_head = true;
+};
+
+}  // namespace gpubudget
+
+namespace gpubudget {
+
+// True when model_as_served would return something other than the checkpoint itself.
+bool deployment_rebuilds_model(const Deployment& deployment);
+
+// `checkpoint` as vLLM builds it for `deployment`. Throws InputError naming the flag when vLLM would
+// refuse the combination (an online method on a checkpoint quantized otherwise, MTP on a checkpoint
+// without next-n layers, a draft of another vocabulary ...).
+// `rules` are the vLLM version's (VllmProfile::speculative).
+ModelSpec model_as_served(const ModelSpec& checkpoint, const Deployment& deployment,
+                          const SpeculativeRules& rules = {});
+
+}  // namespace gpubudget

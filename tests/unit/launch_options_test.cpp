@@ -1,0 +1,326 @@
+// Launch options beyond the layout (issue: the real launch line): LoRA slots, online fp8, the vision
+// tower left out or replicated, --cpu-offload-gb, the GPU n-gram proposer, a forced attention backend.
+// Every expected figure is worked by hand below from vLLM's shapes (main, 2026-05; the file and
+// function named at each test).
+#include <gtest/gtest.h>
+
+#include "gpubudget/fit.h"
+#include "gpubudget/load.h"
+#include "gpubudget/lora_buffers.h"
+#include "gpubudget/remedies.h"
+#include "gpubudget/served_model.h"
+#include "gpubudget/weights.h"
+#include "test_support.h"
+
+namespace gpubudget {
+namespace {
+
+Bytes component(const WeightsBreakdown& w, Component c) {
+  for (const auto& x : w.components) {
+    if (x.component == c) return x.bytes;
+  }
+  return Bytes(0);
+}
+
+VllmProfile newest() { return load_vllm_profile("", test::configs()); }
+
+LoraAdapters lora(std::int64_t slots, std::int64_t rank, bool fully_sharded = false) {
+  LoraAdapters l;
+  l.enabled = true;
+  l.max_loras = slots;
+  l.max_lora_rank = rank;
+  l.fully_sharded = fully_sharded;
+  return l;
+}
+
+// Qwen3-32B (H 5120, I 25600, 64 heads x 128 = 8192, 8 KV heads = 1024, vocab 151,936, 64 layers), bf16,
+// 4 slots of rank 64 at TP 1 (vllm/lora/layers/column_parallel_linear.py, row_parallel_linear.py):
+//   qkv_proj     lora_a 3 x 4·64·5120 = 3,932,160   lora_b 4·64·(8192 + 1024 + 1024) = 2,621,440
+//   o_proj       lora_a 4·64·8192 = 2,097,152        lora_b 4·5120·64 = 1,310,720
+//   gate_up_proj lora_a 2 x 4·64·5120 = 2,621,440   lora_b 2 x 4·25600·64 = 13,107,200
+//   down_proj    lora_a 4·64·25600 = 6,553,600       lora_b 4·5120·64 = 1,310,720
+//   = 33,554,432 elements = 67,108,864 B per layer, x 64 = 4,294,967,296 B.
+// Qwen3ForCausalLM lists embed_tokens and lm_head in embedding_modules (0.16+): the embedding's lora_a
+// [4, 151936, 64] and lora_b [4, 1, 5120, 64], the logits processor's lora_a [4, 1, 64, 5120] and lora_b
+// [4, 1, 151936, 64]: 2 x 4·64·(151936 + 5120) x 2 B = 160,825,344 B.
+// Punica (punica_base.py, punica_gpu.py) at T 8192, S 1024: int64 3T + 2T + 3S = 352,256 B, and two
+// kernel metadata sets of int32 [2, T] with int32 arrays of L+1, L+1, L+2: 2 x (65,536 + 64) = 131,200 B.
+TEST(Lora, Qwen3_32bFourSlotsOfRank64) {
+  const ModelSpec m = test::bundled("Qwen/Qwen3-32B");
+  const LoraBuffers b = lora_buffers(m, test::layout_for(m, 1), lora(4, 64), newest().lora, 8192, 1024);
+  EXPECT_EQ(b.linear.count(), 4'294'967'296LL);
+  EXPECT_EQ(b.embeddings.count(), 160'825'344LL);
+  EXPECT_EQ(b.punica.count(), 352'256LL + 131'200LL);
+  // vLLM 0.15: Qwen3 had no embedding_modules, so only the linear layers are adapted.
+  EXPECT_EQ(lora_buffers(m, test::layout_for(m, 1), lora(4, 64), load_vllm_profile("0.15", test::configs()).lora, 8192,
+                         1024)
+                .embeddings.count(),
+            0);
+}
+
+// The same at TP 4 with --fully-sharded-loras: column-parallel lora_a splits the rank (16), row-parallel
+// lora_b splits the output (1280):
+//   qkv 3 x 4·16·5120 + 4·64·(2048 + 256 + 256) = 983,040 + 655,360
+//   o   4·64·2048 + 4·1280·64 = 524,288 + 327,680
+//   gate_up 2 x 4·16·5120 + 2 x 4·6400·64 = 655,360 + 3,276,800
+//   down 4·64·6400 + 4·1280·64 = 1,638,400 + 327,680
+//   = 8,388,608 elements = 16,777,216 B per layer, x 64 = 1 GiB exactly.
+// The embedding and head slots are whole on every rank, and TP > 1 adds the logits processor's int64
+// map of the padded vocabulary (151,936 x 8 B).
+TEST(Lora, FullyShardedAtTp4) {
+  const ModelSpec m = test::bundled("Qwen/Qwen3-32B");
+  const LoraBuffers b = lora_buffers(m, test::layout_for(m, 4), lora(4, 64, true), newest().lora, 8192, 1024);
+  EXPECT_EQ(b.linear.count(), 1LL << 30);
+  EXPECT_EQ(b.embeddings.count(), 160'825'344LL + 151'936LL * 8);
+  test::expect_input_error(
+      [&] { (void)lora_buffers(m, test::layout_for(m, 8), lora(4, 1, true), newest().lora, 8192, 1024); },
+      "not divisible by --tensor-parallel-size 8");
+  test::expect_input_error(
+      [&] { (void)lora_buffers(m, test::layout_for(m, 1), lora(4, 24), newest().lora, 8192, 1024); },
+      "--max-lora-rank 24");
+}
+
+// fit() charges the slots to the weights (they are allocated inside vLLM's weight measurement) and the
+// KV cache shrinks by exactly as much.
+TEST(Lora, ComesOutOfTheKvCache) {
+  const ModelSpec m = test::bundled("Qwen/Qwen3-32B");
+  const GpuSpec h100 = load_gpu_preset("h100", test::configs());
+  Deployment d;
+  d.max_model_len = 32768;
+  const FitResult plain = fit(m, h100, d, newest());
+  d.lora = lora(4, 64);
+  const FitResult adapted = fit(m, h100, d, newest());
+  const Bytes slots = component(adapted.binding_worker().weights, Component::kLora);
+  EXPECT_EQ(slots.count(), 4'294'967'296LL + 160'825'344LL + 352'256LL + 131'200LL);
+  EXPECT_EQ((plain.binding_worker().kv_cache - adapted.binding_worker().kv_cache).count(), slots.count());
+}
+
+// --quantization fp8 on bf16 Llama-3.1-70B at TP 4 (Fp8OnlineLinearMethod: fp8 e4m3 weight, one fp32
+// scale per module, no input scale; embeddings, head and norms stay bf16). Per layer and rank:
+//   qkv (2048 + 2 x 256) x 8192 = 20,971,520; o 8192 x 2048 = 16,777,216; gate_up 2 x 7168 x 8192 =
+//   117,440,512; down 8192 x 7168 = 58,720,256: 213,909,504 B + 4 scales of 4 B, x 80 = 17,112,761,600 B.
+// Embedding and head 128,256 / 4 x 8192 x 2 B = 525,336,576 B each; 161 norms of 8192 x 2 B = 2,637,824 B;
+// the rotary cache 131,072 x 128 x 2 B = 33,554,432 B. Total 18,199,627,008 B. (vLLM's caching
+// allocator rounds each 4-byte scale up to 512 B: 162,560 B more, which gpubudget does not count for
+// any tensor.)
+TEST(OnlineQuantization, Llama70bFp8AtTp4) {
+  const ModelSpec m = test::bundled("meta-llama/Llama-3.1-70B");
+  Deployment d;
+  d.tensor_parallel_size = 4;
+  d.quantization = OnlineQuantization::kFp8;
+  const ModelSpec served = model_as_served(m, d);
+  EXPECT_EQ(weights_per_gpu(served, make_parallel_layout(served, d, 0)).total.count(), 18'199'627'008LL);
+  // A checkpoint quantized otherwise is refused as vLLM refuses it.
+  test::expect_input_error([&] { (void)model_as_served(test::bundled("nvidia/Qwen3-32B-NVFP4"), d); },
+                           "does not match the quantization method");
+}
+
+// --cpu-offload-gb 10 on bf16 Llama-3.1-70B at TP 4 (offloader/uva.py: decoder-layer parameters in order
+// while the moved bytes are below 10 GiB). A layer holds qkv 41,943,040 + o 33,554,432 + gate_up
+// 234,881,024 + down 117,440,512 + two norms 32,768 = 427,851,776 B; 25 layers are 10,696,294,400 B, and
+// layer 25's qkv_proj takes it to 10,738,237,440 B, 819,200 B past the budget, where it stops.
+TEST(CpuOffload, Llama70bTenGiBAtTp4) {
+  const ModelSpec m = test::bundled("meta-llama/Llama-3.1-70B");
+  Deployment d;
+  d.tensor_parallel_size = 4;
+  d.max_model_len = 8192;
+  const GpuSpec h100 = load_gpu_preset("h100", test::configs());
+  const FitResult resident = fit(m, h100, d, newest());
+  d.cpu_offload_gb = 10;
+  const FitResult offloaded = fit(m, h100, d, newest());
+  EXPECT_EQ(offloaded.binding_worker().weights.cpu_offloaded.count(), 10'738'237'440LL);
+  EXPECT_EQ((resident.binding_worker().weights.total - offloaded.binding_worker().weights.total).count(),
+            10'738'237'440LL);
+}
+
+// --limit-mm-per-prompt with image and video 0 (or --language-model-only): vLLM builds no vision tower
+// (_mark_tower_model) and profiles no encoder; the weights lose exactly the vision row.
+TEST(Multimodal, LanguageModelOnlyDropsTheTower) {
+  const ModelSpec m = test::bundled("Qwen/Qwen3-VL-30B-A3B-Instruct");
+  const GpuSpec h100 = load_gpu_preset("h100", test::configs());
+  Deployment d;
+  d.max_model_len = 32768;
+  const FitResult with_tower = fit(m, h100, d, newest());
+  d.language_model_only = true;
+  const FitResult text_only = fit(m, h100, d, newest());
+  const Bytes vision = component(with_tower.binding_worker().weights, Component::kVision);
+  EXPECT_GT(vision.count(), 0);
+  EXPECT_EQ(component(text_only.binding_worker().weights, Component::kVision).count(), 0);
+  EXPECT_EQ((with_tower.binding_worker().weights.total - text_only.binding_worker().weights.total).count(),
+            vision.count());
+  EXPECT_GT(with_tower.binding_worker().overheads.encoder.items, 0);
+  EXPECT_EQ(text_only.binding_worker().overheads.encoder.items, 0);
+}
+
+// --mm-encoder-tp-mode data (Qwen3-VL sets supports_encoder_tp_data): every rank holds the whole tower,
+// so its bytes at TP 4 equal its bytes at TP 1.
+TEST(Multimodal, EncoderDataParallelReplicatesTheTower) {
+  const ModelSpec m = test::bundled("Qwen/Qwen3-VL-30B-A3B-Instruct");
+  Deployment d;
+  d.mm_encoder_tp_mode = EncoderTpMode::kData;
+  const Bytes whole = component(weights_per_gpu(m, test::layout_for(m, 1)), Component::kVision);
+  d.tensor_parallel_size = 4;
+  const ModelSpec served = model_as_served(m, d);
+  EXPECT_EQ(component(weights_per_gpu(served, make_parallel_layout(served, d, 0)), Component::kVision).count(),
+            whole.count());
+  EXPECT_LT(component(weights_per_gpu(m, test::layout_for(m, 4)), Component::kVision).count(), whole.count());
+}
+
+// method ngram_gpu: GPUModelRunner.__init__ allocates token_ids_gpu_tensor, int32 [max_num_seqs,
+// max_model_len], and num_tokens_no_spec_gpu, int32 [max_num_seqs]; ngram and suffix run on the CPU.
+TEST(Speculative, NgramOnTheGpuAddsATokenTable) {
+  const ModelSpec m = test::bundled("meta-llama/Llama-3.1-8B-Instruct");
+  const GpuSpec h100 = load_gpu_preset("h100", test::configs());
+  Deployment d;
+  d.max_model_len = 32768;
+  d.max_num_seqs = 256;
+  const FitResult plain = fit(m, h100, d, newest());
+  d.speculative.method = SpeculativeMethod::kNgram;
+  d.speculative.num_speculative_tokens = 4;
+  EXPECT_EQ(fit(m, h100, d, newest()).binding_worker().weights.total, plain.binding_worker().weights.total);
+  d.speculative.method = SpeculativeMethod::kNgramGpu;
+  const FitResult gpu = fit(m, h100, d, newest());
+  EXPECT_EQ(component(gpu.binding_worker().weights, Component::kDraft).count(), 256LL * 32768 * 4 + 256 * 4);
+}
+
+// --attention-backend: a backend the profile does not know is refused; one that does not run on the GPU
+// stops vLLM ("Selected backend ... is not valid for this configuration").
+TEST(AttentionBackend, ForcedBackendIsChecked) {
+  const ModelSpec m = test::bundled("meta-llama/Llama-3.1-8B-Instruct");
+  Deployment d;
+  d.attention_backend = "NO_SUCH_BACKEND";
+  test::expect_input_error([&] { (void)fit(m, load_gpu_preset("h100", test::configs()), d, newest()); },
+                           "--attention-backend NO_SUCH_BACKEND");
+  // An MLA backend for a standard-attention model.
+  d.attention_backend = "FLASHMLA";
+  const FitResult r = fit(m, load_gpu_preset("h100", test::configs()), d, newest());
+  EXPECT_FALSE(r.vllm_would_start);
+  EXPECT_NE(r.start_blocker.find("Selected backend FLASHMLA is not valid"), std::string::npos) << r.start_blocker;
+  // FlashInfer is vLLM's first choice on a B200 (SM 10); on an H100 the profile does not list it, so
+  // gpubudget does not judge it rather than call it invalid.
+  d.attention_backend = "FLASHINFER";
+  const FitResult flashinfer = fit(m, load_gpu_preset("b200", test::configs()), d, newest());
+  EXPECT_TRUE(flashinfer.vllm_would_start);
+  EXPECT_EQ(flashinfer.attention_backend, "FLASHINFER");
+  test::expect_input_error([&] { (void)fit(m, load_gpu_preset("h100", test::configs()), d, newest()); },
+                           "is not modelled");
+  // TRITON_ATTN runs everywhere: forcing it on an H100 picks it over FLASH_ATTN.
+  d.attention_backend = "TRITON_ATTN";
+  EXPECT_EQ(fit(m, load_gpu_preset("h100", test::configs()), d, newest()).attention_backend, "TRITON_ATTN");
+}
+
+
+// --speculative-config '{"method": "mtp", "num_speculative_tokens": 1}' on DeepSeek-V3 at TP 8
+// (deepseek_mtp.py; H 7168, FP8 blocks of 128 x 128 with fp32 scales). The next-n layer 61 on each rank:
+//   fused_qkv_a_proj (1536 + 576) x 7168 + 17 x 56 scales = 15,142,624; q_a / kv_a norms 3,072 + 1,024;
+//   q_b_proj 3072 x 1536 + 24 x 12 scales = 4,719,744; kv_b_proj 4096 x 512 + 32 x 4 scales = 2,097,664
+//   and its bf16 W_UK_T / W_UV copy 16 x 256 x 512 x 2 = 4,194,304; o_proj 7168 x 2048 + 56 x 16 scales =
+//   14,683,648; two layer norms 28,672: attention 40,870,752 B;
+//   router 256 x 7168 bf16 + fp32 bias 256 = 3,671,040 B;
+//   256 experts of w13 [512, 7168] and w2 [7168, 256] fp8 with 4 x 56 and 56 x 2 scales = 1,409,630,208 B;
+//   shared expert gate_up 512 x 7168 + 4 x 56 scales, down 7168 x 256 + 56 x 2 scales = 5,506,368 B;
+//   enorm, hnorm, shared_head.norm 3 x 7168 x 2 and eh_proj [7168, 14336] bf16 (nn.Linear) = 205,563,904 B.
+// The embedding and shared_head.head are the target's (EagleProposer._maybe_share_embeddings /
+// _maybe_share_lm_head): 1,665,242,272 B in all. Its attention is one more MLA KV layer of 576 x 2 B per
+// token in the same group, so the need for any length grows by exactly 62/61.
+TEST(Speculative, DeepSeekV3MtpAtTp8) {
+  const ModelSpec m = test::bundled("deepseek-ai/DeepSeek-V3");
+  const GpuSpec h200 = load_gpu_preset("h200", test::configs());
+  Deployment d;
+  d.tensor_parallel_size = 8;
+  d.max_model_len = 65536;
+  const FitResult plain = fit(m, h200, d, newest());
+  d.speculative.method = SpeculativeMethod::kMtp;
+  d.speculative.num_speculative_tokens = 1;
+  const FitResult mtp = fit(m, h200, d, newest());
+  EXPECT_EQ(component(mtp.binding_worker().weights, Component::kDraft).count(), 1'665'242'272LL);
+  EXPECT_EQ((mtp.binding_worker().weights.total - plain.binding_worker().weights.total).count(), 1'665'242'272LL);
+  EXPECT_EQ(mtp.binding_worker().kv.layers.size(), 62U);
+  EXPECT_EQ(mtp.binding_worker().kv.layers.back().token_bytes.count(), 576 * 2);
+  EXPECT_EQ(mtp.needed.count() * 61, plain.needed.count() * 62);
+  // The checkpoint is the same checkpoint.
+  EXPECT_EQ(checkpoint_bytes(model_as_served(m, d)), checkpoint_bytes(m));
+}
+
+// With two pipeline stages the drafter sits on the last one and keeps an embedding of its own
+// (_maybe_share_embeddings shares only with a single stage): 129,280 / 4 x 7168 x 2 B at TP 4.
+TEST(Speculative, MtpOnTheLastStageOnly) {
+  const ModelSpec m = test::bundled("deepseek-ai/DeepSeek-V3");
+  Deployment d;
+  d.tensor_parallel_size = 4;
+  d.pipeline_parallel_size = 2;
+  d.speculative.method = SpeculativeMethod::kMtp;
+  d.speculative.num_speculative_tokens = 2;
+  const ModelSpec served = model_as_served(m, d);
+  EXPECT_EQ(component(weights_per_gpu(served, make_parallel_layout(served, d, 0)), Component::kDraft).count(), 0);
+  Deployment single = d;
+  single.pipeline_parallel_size = 1;
+  const ModelSpec shared = model_as_served(m, single);
+  const Bytes last = component(weights_per_gpu(served, make_parallel_layout(served, d, 1)), Component::kDraft);
+  const Bytes one_stage = component(weights_per_gpu(shared, make_parallel_layout(shared, single, 0)), Component::kDraft);
+  EXPECT_EQ((last - one_stage).count(), 129'280LL / 4 * 7168 * 2);
+  // Before vLLM 0.17 (#34385) the layer's shared_head.head stayed the draft's own: 129,280 / 4 x 7168 x 2 B.
+  const ModelSpec own_head = model_as_served(m, single, load_vllm_profile("0.16", test::configs()).speculative);
+  EXPECT_EQ((component(weights_per_gpu(own_head, make_parallel_layout(own_head, single, 0)), Component::kDraft) -
+             one_stage)
+                .count(),
+            129'280LL / 4 * 7168 * 2);
+  // A model without next-n layers has nothing to draft with.
+  test::expect_input_error([&] { (void)model_as_served(test::bundled("Qwen/Qwen3-32B"), d); },
+                           "has no MTP / next-n layers");
+}
+
+// Hybrid models: every draft token holds one more recurrent-state page per request
+// (MambaSpec.num_speculative_blocks = num_speculative_tokens, any method). Qwen3-Next has 36 linear-
+// attention layers beside 12 full ones, grouped twelve to a group: three more state pages per layer
+// with 3 draft tokens, 3 x 36 pages in all.
+TEST(Speculative, HybridModelsHoldAStatePagePerDraftToken) {
+  const ModelSpec m = test::bundled("Qwen/Qwen3-Next-80B-A3B-Instruct");
+  const GpuSpec h200 = load_gpu_preset("h200", test::configs());
+  Deployment d;
+  d.tensor_parallel_size = 4;
+  d.max_model_len = 65536;
+  const FitResult plain = fit(m, h200, d, newest());
+  d.speculative.method = SpeculativeMethod::kNgram;
+  d.speculative.num_speculative_tokens = 3;
+  const FitResult drafted = fit(m, h200, d, newest());
+  Bytes page;
+  for (const auto& l : drafted.binding_worker().kv.layers) {
+    if (l.kind == AttentionKind::kMamba) page = l.state_bytes;
+  }
+  ASSERT_GT(page.count(), 0);
+  EXPECT_EQ((drafted.needed - plain.needed).count(), 3 * 36 * page.count());
+}
+
+// The remedies consider the new levers: fewer LoRA slots, a lower rank, no drafter.
+TEST(Remedies, LaunchOptionLevers) {
+  const ModelSpec m = test::bundled("Qwen/Qwen3-32B");
+  const GpuSpec h100 = load_gpu_preset("h100", test::configs());
+  Deployment d;
+  d.lora = lora(8, 64);  // 8.3 GiB of slots: nothing left for the KV cache on an 80 GiB H100
+  const FitResult r = fit(m, h100, d, newest());
+  ASSERT_FALSE(r.fits);
+  bool slots = false, rank = false;
+  for (const auto& remedy : find_remedies(m, {h100}, d, newest(), r)) {
+    slots = slots || (remedy.change == "4 LoRA slots" && remedy.flags == std::vector<std::string>{"--max-loras", "4"});
+    rank = rank || remedy.change == "LoRA rank 32";
+  }
+  EXPECT_TRUE(slots && rank);
+  const ModelSpec v3 = test::bundled("deepseek-ai/DeepSeek-V3");
+  Deployment mtp;
+  mtp.tensor_parallel_size = 8;
+  mtp.speculative.method = SpeculativeMethod::kMtp;
+  mtp.speculative.num_speculative_tokens = 1;
+  mtp.gpu_memory_utilization = 0.69;  // the drafter's 1.55 GiB decide whether the full length fits
+  const GpuSpec h200 = load_gpu_preset("h200", test::configs());
+  const FitResult drafted = fit(v3, h200, mtp, newest());
+  ASSERT_FALSE(drafted.fits);
+  bool no_draft = false;
+  for (const auto& remedy : find_remedies(v3, {h200}, mtp, newest(), drafted)) {
+    no_draft = no_draft || remedy.change == "no speculative decoding";
+  }
+  EXPECT_TRUE(no_draft);
+}
+
+}  // namespace
+}  // namespace gpubudget
