@@ -89,6 +89,7 @@ void add_fit_options(CLI::App& fit, FitOptions& o) {
   fit.add_option("--max-num-batched-tokens", o.max_num_batched_tokens, "default: vLLM's for the GPU");
   fit.add_option("--block-size", d.block_size, "default: the attention backend's")->check(within(1, kMaxBlockSize));
   add_startup_flags(fit, d);
+  add_launch_flags(fit, o.launch);
   fit.add_option("--entry-point", o.entry_point, "serve (vllm serve, default) or llm (the offline LLM class): scheduler defaults");
   fit.add_option("--mamba-cache-mode", o.mamba_cache_mode, "hybrid models: none, align or all (default: from prefix caching)");
   fit.add_flag("--enable-prefix-caching", o.enable_prefix_caching, "prefix caching on (hybrid models: mamba align mode)");
@@ -147,6 +148,7 @@ void add_sweep_options(CLI::App& s, SweepOptions& o) {
   s.add_flag("--enable-expert-parallel", d.enable_expert_parallel, "shard routed experts whole over TPxDP");
   s.add_option("--dtype", o.dtype, "auto, bfloat16, float16, float32");
   add_startup_flags(s, d);
+  add_launch_flags(s, o.launch);
 }
 
 void add_plan_options(CLI::App& p, PlanOptions& o) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "hub_flags.h"
+#include "launch_flags.h"
 #include "gpubudget/deployment.h"
 #include "gpubudget/fit.h"
 #include "gpubudget/gpu_detect.h"
@@ -40,6 +41,7 @@ struct FitOptions {
   bool no_enable_prefix_caching = false;
   bool disable_hybrid_kv_cache_manager = false;
   bool no_disable_hybrid_kv_cache_manager = false;
+  LaunchFlags launch;  // speculative decoding, LoRA, online quantization, offload, the tower, the backend
   Deployment deployment;
   bool json = false;
   bool explain = false;

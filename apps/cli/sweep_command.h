@@ -7,6 +7,7 @@
 #include <string>
 
 #include "hub_flags.h"
+#include "launch_flags.h"
 #include "gpubudget/deployment.h"
 #include "gpubudget/load.h"
 #include "cli_errors.h"
@@ -26,6 +27,7 @@ struct SweepOptions {
   std::string vllm_version;
   std::string max_num_batched_tokens;
   std::string dtype = "auto";
+  LaunchFlags launch;        // speculative decoding, LoRA, ... (not swept)
   Deployment deployment;     // the settings that are not swept
 };
 

@@ -23,7 +23,10 @@ const std::set<std::string>& value_flags() {
       "--max-num-batched-tokens", "--block-size",             "--mamba-cache-mode",
       "--kv-cache-memory-bytes",  "--num-redundant-experts",  "--mamba-cache-dtype",
       "--mamba-ssm-cache-dtype",  "--mamba-block-size",       "--num-gpu-blocks-override",
-      "--kv-transfer-config",     "--revision",               "--download-dir"};
+      "--kv-transfer-config",     "--revision",               "--download-dir",
+      "--speculative-config",     "--max-loras",              "--max-lora-rank",
+      "--lora-dtype",             "--quantization",           "--cpu-offload-gb",
+      "--limit-mm-per-prompt",    "--mm-encoder-tp-mode",     "--attention-backend"};
   return kFlags;
 }
 
@@ -34,13 +37,17 @@ const std::set<std::string>& switch_flags() {
                                                "--enable-prefix-caching",
                                                "--no-enable-prefix-caching",
                                                "--disable-hybrid-kv-cache-manager",
-                                               "--no-disable-hybrid-kv-cache-manager"};
+                                               "--no-disable-hybrid-kv-cache-manager",
+                                               "--enable-lora",
+                                               "--fully-sharded-loras",
+                                               "--language-model-only"};
   return kFlags;
 }
 
 // Flags the parser reads besides those: their own handling below.
 const std::set<std::string>& special_flags() {
-  static const std::set<std::string> kFlags = {"--model", "--kv-cache-dtype-skip-layers", "--eplb-config"};
+  static const std::set<std::string> kFlags = {"--model", "--kv-cache-dtype-skip-layers", "--eplb-config",
+                                               "--lora-target-modules"};
   return kFlags;
 }
 
@@ -115,7 +122,7 @@ VllmCommand translate_vllm_command(const std::vector<std::string>& tokens, const
       flags.push_back(take_value());
     } else if (switch_flags().count(name) != 0) {
       flags.push_back(name);
-    } else if (name == "--kv-cache-dtype-skip-layers") {
+    } else if (name == "--kv-cache-dtype-skip-layers" || name == "--lora-target-modules") {
       // vLLM's list[str] flag: one or more words up to the next flag.
       std::string layers = take_value();
       while (!has_inline && i + 1 < tokens.size() && tokens[i + 1].rfind("-", 0) != 0) layers += "," + tokens[++i];
@@ -170,7 +177,11 @@ VllmCommand translate_vllm_command(const std::vector<std::string>& tokens, const
   out.flags.insert(out.flags.end(), flags.begin(), flags.end());
   for (const auto& assignment : env) {
     const std::string var = assignment.substr(0, assignment.find('='));
-    if (var == "VLLM_PP_LAYER_PARTITION" || var == "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS" ||
+    if (var == "VLLM_ATTENTION_BACKEND") {
+      // vLLM < 0.15's way to force the backend (--attention-backend from 0.13).
+      out.flags.push_back("--attention-backend");
+      out.flags.push_back(assignment.substr(assignment.find('=') + 1));
+    } else if (var == "VLLM_PP_LAYER_PARTITION" || var == "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS" ||
         var == "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE") {
       out.flags.push_back("--vllm-env");
       out.flags.push_back(assignment);

@@ -111,6 +111,46 @@ TEST(CliWeights, JsonRowsAddUpToFitsWeights) {
   EXPECT_EQ(run({"weights", "nvidia/Kimi-K2.5-NVFP4", "--by", "expert"}).code, 2);
 }
 
+// Every launch option gpubudget models, pasted as vLLM spells it (underscores, -q, an environment
+// variable, the list flag), gives the same document as gpubudget's own flags; the document shows them.
+TEST(CliFit, PastedLaunchOptionsGiveTheSameJsonAsTheFlags) {
+  const std::string spec = R"({"method": "mtp", "num_speculative_tokens": 2})";
+  const CliRun flags = run({"fit", "deepseek-ai/DeepSeek-V3", "--gpu", "b200", "--tensor-parallel-size", "8",
+                            "--max-model-len", "65536", "--speculative-config", spec, "--enable-lora", "--max-loras",
+                            "2", "--max-lora-rank", "32", "--lora-dtype", "bfloat16", "--fully-sharded-loras",
+                            "--lora-target-modules", "o_proj,down_proj", "--cpu-offload-gb", "4",
+                            "--attention-backend", "TRITON_MLA", "--mm-encoder-tp-mode", "data",
+                            "--limit-mm-per-prompt", R"({"image": 0})", "--json"});
+  const CliRun pasted = run({"fit", "--gpu", "b200", "--json", "--", "VLLM_ATTENTION_BACKEND=TRITON_MLA", "vllm",
+                             "serve", "deepseek-ai/DeepSeek-V3", "-tp", "8", "--max_model_len", "65536", "-sc", spec,
+                             "--enable-lora", "--max-loras", "2", "--max-lora-rank=32", "--lora-dtype", "bfloat16",
+                             "--fully-sharded-loras", "--lora-target-modules", "o_proj", "down_proj",
+                             "--cpu-offload-gb", "4", "--mm-encoder-tp-mode", "data", "--limit-mm-per-prompt",
+                             R"({"image": 0})"});
+  ASSERT_EQ(flags.code, pasted.code) << flags.err << pasted.err;
+  EXPECT_EQ(flags.out, pasted.out);
+  const auto j = nlohmann::json::parse(flags.out);
+  EXPECT_EQ(j["deployment"]["speculative_method"], "mtp");
+  EXPECT_EQ(j["deployment"]["num_speculative_tokens"], 2);
+  EXPECT_EQ(j["deployment"]["lora"]["max_loras"], 2);
+  EXPECT_EQ(j["deployment"]["attention_backend"], "TRITON_MLA");
+  EXPECT_GT(j["per_gpu"]["cpu_offloaded_bytes"].get<std::int64_t>(), 4LL << 30);
+  EXPECT_EQ(j["kv_cache"]["draft_bytes_per_token"], 576 * 2);
+  bool draft = false, lora = false;
+  for (const auto& c : j["per_gpu"]["weights_components"]) {
+    draft = draft || c["name"] == "draft_model";
+    lora = lora || c["name"] == "lora_adapters";
+  }
+  EXPECT_TRUE(draft && lora) << j["per_gpu"]["weights_components"].dump();
+  // The same with -q fp8 on a bf16 checkpoint.
+  const CliRun fp8 = run({"fit", "meta-llama/Llama-3.1-70B", "--gpu", "h100", "-tp", "4", "--quantization", "fp8",
+                          "--max-model-len", "8192", "--json"});
+  const CliRun fp8_pasted = run({"fit", "--gpu", "h100", "--json", "--", "vllm", "serve", "meta-llama/Llama-3.1-70B",
+                                 "-tp", "4", "-q", "fp8", "--max-model-len", "8192"});
+  EXPECT_EQ(fp8.out, fp8_pasted.out);
+  EXPECT_EQ(nlohmann::json::parse(fp8.out)["deployment"]["quantization"], "fp8");
+}
+
 TEST(CliFit, PastedVllmServeLineGivesTheSameJsonAsTheFlags) {
   const CliRun flags = run(with(kIncident, {"--kv-cache-dtype", "bfloat16", "--json"}));
   const CliRun pasted = run({"fit", "--gpu", "rtx-pro-6000", "--vllm-version", "0.15", "--json", "--", "vllm", "serve",

@@ -1,0 +1,161 @@
+#include "launch_flags.h"
+
+#include <algorithm>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_errors.h"
+#include "gpubudget/error.h"
+#include "gpubudget/model_spec.h"
+
+namespace gpubudget::cli {
+
+namespace {
+
+constexpr std::int64_t kMaxSpeculativeTokens = 64;
+
+nlohmann::json parse_object(const std::string& flag, const std::string& text) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception&) {
+    throw UsageError(fmt::format("{}: not JSON: {}", flag, text));
+  }
+  if (!j.is_object()) throw UsageError(fmt::format("{}: expected a JSON object, got {}", flag, text));
+  return j;
+}
+
+std::int64_t integer_key(const std::string& flag, const nlohmann::json& j, const std::string& key, std::int64_t min,
+                         std::int64_t max) {
+  const auto& v = j.at(key);
+  const bool in_range = v.is_number_integer() &&
+                        (v.is_number_unsigned() ? v.get<std::uint64_t>() <= static_cast<std::uint64_t>(max)
+                                                : v.get<std::int64_t>() >= min && v.get<std::int64_t>() <= max) &&
+                        v.get<std::int64_t>() >= min;
+  if (!in_range) throw UsageError(fmt::format("{}: {} must be an integer from {} to {}, got {}", flag, key, min, max, v.dump()));
+  return v.get<std::int64_t>();
+}
+
+// SpeculativeConfig keys that change nothing vLLM allocates on a GPU (proposal heuristics, acceptance).
+bool no_memory_effect_key(const std::string& key) {
+  static const char* const kKeys[] = {"prompt_lookup_max", "prompt_lookup_min", "disable_padded_drafter_batch",
+                                      "acceptance_method", "posterior_threshold", "posterior_alpha",
+                                      "disable_by_batch_size", "speculative_token_tree", "suffix_decoding_max_tree_depth",
+                                      "suffix_decoding_max_cached_requests", "suffix_decoding_max_spec_factor",
+                                      "suffix_decoding_min_token_prob", "revision", "code_revision"};
+  return std::any_of(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return key == k; });
+}
+
+SpeculativeDecoding parse_speculative_config(const std::string& text) {
+  const std::string flag = "--speculative-config";
+  const nlohmann::json j = parse_object(flag, text);
+  SpeculativeDecoding s;
+  if (!j.contains("method") || !j["method"].is_string()) {
+    throw UsageError(fmt::format("{}: give \"method\" (ngram, ngram_gpu, suffix, mtp, eagle, eagle3, draft_model, "
+                                 "medusa); gpubudget does not guess it from the draft's name",
+                                 flag));
+  }
+  std::string method = j["method"].get<std::string>();
+  // The per-family names older vLLMs used (deepseek_mtp, qwen3_next_mtp, ...) all mean mtp.
+  if (method.size() > 4 && method.substr(method.size() - 4) == "_mtp") method = "mtp";
+  s.method = parse_speculative_method(method, flag + " method");
+  if (s.method == SpeculativeMethod::kNone) throw UsageError(fmt::format("{}: method \"none\" is not vLLM's", flag));
+  if (!j.contains("num_speculative_tokens")) {
+    throw UsageError(fmt::format("{}: give num_speculative_tokens", flag));
+  }
+  s.num_speculative_tokens = integer_key(flag, j, "num_speculative_tokens", 1, kMaxSpeculativeTokens);
+  for (const auto& [key, value] : j.items()) {
+    if (key == "method" || key == "num_speculative_tokens") continue;
+    if (key == "model") {
+      if (!value.is_string()) throw UsageError(fmt::format("{}: model must be a string", flag));
+      s.draft_model_name = value.get<std::string>();
+    } else if (key == "draft_tensor_parallel_size") {
+      s.draft_tensor_parallel_size = integer_key(flag, j, key, 1, 1024);
+    } else if (!no_memory_effect_key(key)) {
+      throw UsageError(fmt::format("{}: key \"{}\" is not modelled (it may change what the drafter allocates); "
+                                   "remove it, or check its effect by hand",
+                                   flag, key));
+    }
+  }
+  const bool needs_draft = s.method == SpeculativeMethod::kEagle || s.method == SpeculativeMethod::kEagle3 ||
+                           s.method == SpeculativeMethod::kDraftModel || s.method == SpeculativeMethod::kMedusa;
+  if (needs_draft) {
+    if (s.draft_model_name.empty()) {
+      throw UsageError(fmt::format("{}: method {} needs \"model\", the draft checkpoint", flag, method));
+    }
+    // The draft's own budget is not modelled yet (model_as_served refuses these methods): nothing to read.
+  } else if (!s.draft_model_name.empty() && s.method == SpeculativeMethod::kMtp) {
+    // vLLM reads MTP layers from the target's own checkpoint; "model" names it again.
+    s.draft_model_name.clear();
+  }
+  return s;
+}
+
+}  // namespace
+
+void add_launch_flags(CLI::App& app, LaunchFlags& f) {
+  app.add_option("--speculative-config", f.speculative_config,
+                 "JSON: method (mtp, eagle3, ngram ...), num_speculative_tokens, model (the draft)");
+  app.add_flag("--enable-lora", f.enable_lora, "LoRA adapter slots on every adapted module");
+  app.add_option("--max-loras", f.max_loras, "LoRA slots on the GPU (default 1)");
+  app.add_option("--max-lora-rank", f.max_lora_rank, "LoRA rank the slots hold (default 16)");
+  app.add_option("--lora-dtype", f.lora_dtype, "auto (the model dtype), float16 or bfloat16");
+  app.add_flag("--fully-sharded-loras", f.fully_sharded_loras, "split the LoRA rank over TP as well");
+  app.add_option("--lora-target-modules", f.lora_target_modules, "module suffixes to adapt (default: all), comma-separated")
+      ->delimiter(',');
+  app.add_option("-q,--quantization", f.quantization, "fp8: quantize an unquantized checkpoint at load");
+  app.add_option("--cpu-offload-gb", f.cpu_offload_gb, "GiB of weights per GPU kept in CPU memory");
+  app.add_option("--limit-mm-per-prompt", f.limit_mm_per_prompt, "JSON: items per modality; all 0 drops the tower");
+  app.add_flag("--language-model-only", f.language_model_only, "no vision tower, no encoder profile");
+  app.add_option("--mm-encoder-tp-mode", f.mm_encoder_tp_mode, "weights (default) or data: the tower whole per rank");
+  app.add_option("--attention-backend", f.attention_backend, "the attention backend vLLM must use");
+}
+
+void apply_launch_flags(const LaunchFlags& f, const ModelSpec& model, std::ostream& err, Deployment& d) {
+  if (!f.speculative_config.empty()) d.speculative = parse_speculative_config(f.speculative_config);
+  d.lora.enabled = f.enable_lora;
+  d.lora.max_loras = f.max_loras;
+  d.lora.max_lora_rank = f.max_lora_rank;
+  d.lora.dtype = parse_model_dtype_choice(f.lora_dtype, "--lora-dtype");
+  if (d.lora.dtype == ModelDtypeChoice::kFloat32) {
+    throw UsageError("--lora-dtype float32: vLLM accepts auto, float16 or bfloat16");
+  }
+  d.lora.fully_sharded = f.fully_sharded_loras;
+  d.lora.target_modules = f.lora_target_modules;
+  if (!f.enable_lora && (f.max_loras != 1 || f.max_lora_rank != 16 || f.fully_sharded_loras ||
+                         !f.lora_target_modules.empty() || f.lora_dtype != "auto")) {
+    err << "warning: LoRA sizes without --enable-lora: vLLM allocates no adapter slots\n";
+  }
+  if (!f.quantization.empty()) d.quantization = parse_online_quantization(f.quantization, "--quantization");
+  if (!(f.cpu_offload_gb >= 0 && f.cpu_offload_gb <= 1 << 20)) {
+    throw UsageError(fmt::format("--cpu-offload-gb {}: expected from 0 to 1048576", f.cpu_offload_gb));
+  }
+  d.cpu_offload_gb = f.cpu_offload_gb;
+  d.language_model_only = f.language_model_only;
+  if (!f.limit_mm_per_prompt.empty()) {
+    const nlohmann::json j = parse_object("--limit-mm-per-prompt", f.limit_mm_per_prompt);
+    std::vector<std::string> zero;
+    for (const auto& [modality, value] : j.items()) {
+      // vLLM takes a count, or (0.11+) an object with "count" and dummy sizes.
+      const nlohmann::json& count = value.is_object() && value.contains("count") ? value["count"] : value;
+      if (!count.is_number_integer() || count.get<std::int64_t>() < 0) {
+        throw UsageError(fmt::format("--limit-mm-per-prompt: {} must be a count >= 0, got {}", modality, value.dump()));
+      }
+      if (count.get<std::int64_t>() == 0) zero.push_back(modality);
+    }
+    // vLLM skips the tower only when every modality it serves is 0 (a missing one counts as 999).
+    if (model.vision) {
+      const auto& served = model.vision->modalities;
+      const bool all_zero = std::all_of(served.begin(), served.end(), [&](const std::string& m) {
+        return std::find(zero.begin(), zero.end(), m) != zero.end();
+      });
+      if (all_zero) d.language_model_only = true;
+    }
+  }
+  d.mm_encoder_tp_mode = parse_encoder_tp_mode(f.mm_encoder_tp_mode);
+  d.attention_backend = f.attention_backend;
+}
+
+}  // namespace gpubudget::cli

@@ -1,0 +1,41 @@
+// vLLM's launch options beyond the layout and the KV cache, shared by fit and sweep, with vLLM's names:
+// speculative decoding, LoRA slots, online quantization, weight offload, the vision tower's mode and
+// the attention backend (docs/cli.md §Launch options).
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "gpubudget/deployment.h"
+#include "gpubudget/model_spec.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
+
+namespace gpubudget::cli {
+
+struct LaunchFlags {
+  std::string speculative_config;   // --speculative-config JSON
+  bool enable_lora = false;         // --enable-lora
+  std::int64_t max_loras = 1;       // --max-loras
+  std::int64_t max_lora_rank = 16;  // --max-lora-rank
+  std::string lora_dtype = "auto";  // --lora-dtype
+  bool fully_sharded_loras = false;
+  std::vector<std::string> lora_target_modules;
+  std::string quantization;         // -q / --quantization ("" = the checkpoint's)
+  double cpu_offload_gb = 0;
+  std::string limit_mm_per_prompt;  // --limit-mm-per-prompt JSON
+  bool language_model_only = false;
+  std::string mm_encoder_tp_mode = "weights";
+  std::string attention_backend;    // --attention-backend
+};
+
+void add_launch_flags(CLI::App& app, LaunchFlags& flags);
+
+// Parses the flags into `d` (`model` says which modalities its tower serves). Throws UsageError /
+// InputError naming the flag, the key and the value.
+void apply_launch_flags(const LaunchFlags& flags, const ModelSpec& model, std::ostream& err, Deployment& d);
+
+}  // namespace gpubudget::cli
