@@ -15,6 +15,8 @@
 #include "gpubudget/lora_buffers.h"
 
 #include <algorithm>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -24,11 +26,22 @@ namespace gpubudget {
 
 namespace {
 
+// --lora-target-modules names module suffixes; a fused module (qkv_proj, gate_up_proj) counts as targeted
+// when any of its checkpoint shards is named, so that a list of unfused names never leaves it out.
 bool targeted(const std::string& module, const LoraAdapters& lora) {
   if (lora.target_modules.empty()) return true;
   const auto dot = module.rfind('.');
   const std::string suffix = dot == std::string::npos ? module : module.substr(dot + 1);
-  return std::find(lora.target_modules.begin(), lora.target_modules.end(), suffix) != lora.target_modules.end();
+  static const std::vector<std::pair<std::string, std::vector<std::string>>> kShards = {
+      {"qkv_proj", {"q_proj", "k_proj", "v_proj"}}, {"gate_up_proj", {"gate_proj", "up_proj"}}};
+  const auto named = [&](const std::string& name) {
+    return std::find(lora.target_modules.begin(), lora.target_modules.end(), name) != lora.target_modules.end();
+  };
+  if (named(suffix)) return true;
+  for (const auto& [fused, shards] : kShards) {
+    if (suffix == fused && std::any_of(shards.begin(), shards.end(), named)) return true;
+  }
+  return false;
 }
 
 // Elements of one linear module's A and B stacks for one adapter slot.

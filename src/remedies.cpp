@@ -76,7 +76,7 @@ std::vector<Remedy> find_remedies(const ModelSpec& model, const std::vector<GpuS
             [](Deployment& d) { d.speculative.num_speculative_tokens = 1; }, stage_gpus, "fewer tokens drafted per step");
   }
   if (spec.method != SpeculativeMethod::kNone) {
-    attempt("no speculative decoding", {"(drop --speculative-config)"},
+    attempt("no speculative decoding (drop --speculative-config)", {},
             [](Deployment& d) { d.speculative = SpeculativeDecoding{}; }, stage_gpus, "no speculative decoding speed-up");
   }
   if (deployment.lora.enabled && deployment.lora.max_loras > 1) {

@@ -8,6 +8,7 @@
 #include "gpubudget/error.h"
 #include "gpubudget/load.h"
 #include "gpubudget/parallel_layout.h"
+#include "gpubudget/weights.h"
 
 namespace gpubudget::test {
 
@@ -19,6 +20,14 @@ inline ParallelLayout layout_for(const ModelSpec& model, std::int64_t tp) {
   Deployment d;
   d.tensor_parallel_size = tp;
   return make_parallel_layout(model, d, 0);
+}
+
+// The bytes of `c` in a weights breakdown (0 when the component is absent).
+inline Bytes component(const WeightsBreakdown& w, Component c) {
+  for (const auto& item : w.components) {
+    if (item.component == c) return item.bytes;
+  }
+  return Bytes(0);
 }
 
 // Expects `action` to throw InputError whose message contains `substring` (the type and the text).

@@ -176,11 +176,22 @@ ResolvedFit resolve_fit_options(const FitOptions& o, const ConfigDir& configs, s
     } else if (var == "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS") {
       // Whether vLLM charges its CUDA-graph memory estimate to the KV budget (default on from 0.21).
       out.profile.charges_cudagraph_memory = env_bool(var, value);
+    } else if (var == "VLLM_ATTENTION_BACKEND") {
+      // Read by vLLM before 0.15 (deprecated from 0.13 for --attention-backend, then removed).
+      if (!out.profile.attention_backend_env) {
+        err << fmt::format("warning: vLLM {} ignores VLLM_ATTENTION_BACKEND (removed in 0.15; use "
+                           "--attention-backend); the budget uses vLLM's own choice\n",
+                           out.profile.version);
+      } else if (!d.attention_backend.empty() && d.attention_backend != value) {
+        throw UsageError("--attention-backend and VLLM_ATTENTION_BACKEND disagree");
+      } else {
+        d.attention_backend = value;
+      }
     } else if (var == "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE") {
       d.allow_chunked_local_attn_with_hybrid_kv_cache = env_bool(var, value);
     } else {
       throw UsageError(fmt::format("--vllm-env: {} is not a variable gpubudget models (VLLM_PP_LAYER_PARTITION, "
-                                   "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, "
+                                   "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, VLLM_ATTENTION_BACKEND, "
                                    "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE)",
                                    var));
     }

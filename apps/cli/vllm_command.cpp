@@ -51,6 +51,21 @@ const std::set<std::string>& special_flags() {
   return kFlags;
 }
 
+// Environment variables that change what vLLM allocates on a GPU and that gpubudget does not model
+// (vllm/envs.py): MLA models' KV layout, the sampler path of the profile run, all-to-all and FlashInfer
+// workspaces, the MoE FP4 workspace, the sparse indexer's logits buffer, the V2 model runner.
+bool changes_memory_unmodelled(const std::string& var) {
+  static const std::set<std::string> kVars = {"VLLM_MLA_DISABLE",
+                                              "VLLM_USE_FLASHINFER_SAMPLER",
+                                              "VLLM_DEEPEP_BUFFER_SIZE_MB",
+                                              "VLLM_FLASHINFER_WORKSPACE_BUFFER_SIZE",
+                                              "VLLM_MAX_TOKENS_PER_EXPERT_FP4_MOE",
+                                              "VLLM_SPARSE_INDEXER_MAX_LOGITS_MB",
+                                              "VLLM_USE_V2_MODEL_RUNNER",
+                                              "VLLM_ALL2ALL_BACKEND"};
+  return kVars.count(var) != 0;
+}
+
 // vLLM accepts underscores as well as dashes in long options; a short alias (-tp) is its long flag.
 std::string long_name(const std::string& flag, const EngineArgs& engine_args) {
   std::string out = flag;
@@ -177,14 +192,14 @@ VllmCommand translate_vllm_command(const std::vector<std::string>& tokens, const
   out.flags.insert(out.flags.end(), flags.begin(), flags.end());
   for (const auto& assignment : env) {
     const std::string var = assignment.substr(0, assignment.find('='));
-    if (var == "VLLM_ATTENTION_BACKEND") {
-      // vLLM < 0.15's way to force the backend (--attention-backend from 0.13).
-      out.flags.push_back("--attention-backend");
-      out.flags.push_back(assignment.substr(assignment.find('=') + 1));
-    } else if (var == "VLLM_PP_LAYER_PARTITION" || var == "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS" ||
+    if (var == "VLLM_PP_LAYER_PARTITION" || var == "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS" ||
+        var == "VLLM_ATTENTION_BACKEND" ||
         var == "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE") {
       out.flags.push_back("--vllm-env");
       out.flags.push_back(assignment);
+    } else if (changes_memory_unmodelled(var)) {
+      out.notes.push_back(fmt::format("{} changes GPU memory in ways gpubudget does not model; the budget is without it",
+                                      var));
     } else if (var.rfind("VLLM_", 0) == 0) {
       out.ignored.push_back(var);
     }

@@ -210,6 +210,7 @@ struct VllmProfile {
   // "GPU KV cache size" report: true = int(concurrency * max_model_len) (vLLM >= 0.21),
   // false = num_blocks // num_groups * block_size (older).
   bool kv_tokens_from_concurrency = false;
+  bool attention_backend_env = false;  // VLLM_ATTENTION_BACKEND forces the backend (before 0.15)
   KvCacheRules kv_cache;
   HybridRules hybrid;
   LoraRules lora;

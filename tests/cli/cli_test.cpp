@@ -121,8 +121,8 @@ TEST(CliFit, PastedLaunchOptionsGiveTheSameJsonAsTheFlags) {
                             "--lora-target-modules", "o_proj,down_proj", "--cpu-offload-gb", "4",
                             "--attention-backend", "TRITON_MLA", "--mm-encoder-tp-mode", "data",
                             "--limit-mm-per-prompt", R"({"image": 0})", "--json"});
-  const CliRun pasted = run({"fit", "--gpu", "b200", "--json", "--", "VLLM_ATTENTION_BACKEND=TRITON_MLA", "vllm",
-                             "serve", "deepseek-ai/DeepSeek-V3", "-tp", "8", "--max_model_len", "65536", "-sc", spec,
+  const CliRun pasted = run({"fit", "--gpu", "b200", "--json", "--", "vllm", "serve", "deepseek-ai/DeepSeek-V3",
+                             "-tp", "8", "--max_model_len", "65536", "-sc", spec, "--attention_backend=TRITON_MLA",
                              "--enable-lora", "--max-loras", "2", "--max-lora-rank=32", "--lora-dtype", "bfloat16",
                              "--fully-sharded-loras", "--lora-target-modules", "o_proj", "down_proj",
                              "--cpu-offload-gb", "4", "--mm-encoder-tp-mode", "data", "--limit-mm-per-prompt",
@@ -142,6 +142,17 @@ TEST(CliFit, PastedLaunchOptionsGiveTheSameJsonAsTheFlags) {
     lora = lora || c["name"] == "lora_adapters";
   }
   EXPECT_TRUE(draft && lora) << j["per_gpu"]["weights_components"].dump();
+  // VLLM_ATTENTION_BACKEND forces the backend before vLLM 0.15; from 0.15 vLLM ignores it, and so does the budget.
+  const std::vector<std::string> env_line = {"--", "VLLM_ATTENTION_BACKEND=TRITON_MLA", "vllm", "serve",
+                                             "deepseek-ai/DeepSeek-V3", "-tp", "8", "--max-model-len", "65536"};
+  std::vector<std::string> old_vllm = {"fit", "--gpu", "b200", "--vllm-version", "0.14", "--json"};
+  old_vllm.insert(old_vllm.end(), env_line.begin(), env_line.end());
+  EXPECT_EQ(nlohmann::json::parse(run(old_vllm).out)["deployment"]["attention_backend"], "TRITON_MLA");
+  std::vector<std::string> new_vllm = {"fit", "--gpu", "b200", "--json"};
+  new_vllm.insert(new_vllm.end(), env_line.begin(), env_line.end());
+  const CliRun ignored = run(new_vllm);
+  EXPECT_NE(nlohmann::json::parse(ignored.out)["deployment"]["attention_backend"], "TRITON_MLA");
+  EXPECT_NE(ignored.err.find("ignores VLLM_ATTENTION_BACKEND"), std::string::npos) << ignored.err;
   // The same with -q fp8 on a bf16 checkpoint.
   const CliRun fp8 = run({"fit", "meta-llama/Llama-3.1-70B", "--gpu", "h100", "-tp", "4", "--quantization", "fp8",
                           "--max-model-len", "8192", "--json"});

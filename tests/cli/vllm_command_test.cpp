@@ -69,6 +69,17 @@ TEST(VllmCommand, FlagsFollowTheirClassification) {
   EXPECT_NE(c.notes[2].find("--frobnicate is not one of vLLM's engine arguments"), std::string::npos) << c.notes[2];
 }
 
+// Environment variables: the ones gpubudget models are passed on (--vllm-env), those that change memory
+// otherwise are warned about, other VLLM_* are ignored.
+TEST(VllmCommand, EnvironmentVariablesFollowWhatTheyDo) {
+  const VllmCommand c = translate({"VLLM_ATTENTION_BACKEND=TRITON_ATTN", "VLLM_MLA_DISABLE=1", "VLLM_LOGGING_LEVEL=DEBUG",
+                                   "vllm", "serve", "m"});
+  EXPECT_EQ(c.flags, (Words{"m", "--vllm-env", "VLLM_ATTENTION_BACKEND=TRITON_ATTN"}));
+  EXPECT_EQ(c.ignored, (Words{"VLLM_LOGGING_LEVEL"}));
+  ASSERT_EQ(c.notes.size(), 1u);
+  EXPECT_NE(c.notes[0].find("VLLM_MLA_DISABLE changes GPU memory"), std::string::npos) << c.notes[0];
+}
+
 // The model's revision and vLLM's download folder decide where the model is found.
 TEST(VllmCommand, RevisionAndDownloadDirAreRead) {
   const VllmCommand c = translate({"vllm", "serve", "Qwen/Qwen3-8B", "--revision", "v1.0",

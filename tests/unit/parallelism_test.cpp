@@ -13,12 +13,7 @@
 namespace gpubudget {
 namespace {
 
-Bytes component(const WeightsBreakdown& w, Component c) {
-  for (const auto& item : w.components) {
-    if (item.component == c) return item.bytes;
-  }
-  return Bytes(0);
-}
+using test::component;
 
 FitResult run(const std::string& model, const std::string& gpu, const Deployment& d, const std::string& version = "") {
   return fit(test::bundled(model), load_gpu_preset(gpu, test::configs()), d, load_vllm_profile(version, test::configs()));

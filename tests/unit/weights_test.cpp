@@ -13,12 +13,7 @@ namespace {
 
 using test::layout_for;
 
-Bytes component(const WeightsBreakdown& w, Component c) {
-  for (const auto& item : w.components) {
-    if (item.component == c) return item.bytes;
-  }
-  return Bytes(0);
-}
+using test::component;
 
 TEST(Weights, Llama31_8BIsItsParameterCountTimesTwo) {
   // Llama-3.1-8B has 8,030,261,248 parameters, all bf16, vocab 128256 already a multiple of 64.
