@@ -264,6 +264,16 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
     r.warnings.push_back(fmt::format("overhead estimate not calibrated for {}: {}; its uncertainty is tripled",
                                      model.architecture, model.overheads_caveat));
   }
+  if (model.drafter) {
+    r.warnings.push_back(fmt::format("speculative decoding ({}): the drafter's weights and KV layers are counted; the "
+                                     "overhead estimate leaves out its profile-run passes, the rejection sampler and "
+                                     "its CUDA graphs",
+                                     model.drafter->method));
+  }
+  if (d.lora.enabled) {
+    r.warnings.push_back("LoRA: the adapter slots are counted; the CUDA graphs vLLM captures again for the LoRA case "
+                         "are not in the graph estimate");
+  }
   for (const auto& key : model.unmodelled_config_keys) {
     r.warnings.push_back(fmt::format("config key `{}` is not modelled by the {} parser; the figures may be wrong", key,
                                      model.family));

@@ -36,7 +36,9 @@ const char* kind_name(AttentionKind k) {
 }
 
 // One line per kind of KV layer: how many, bytes per token, and what one request needs of them.
-std::vector<std::string> kv_group_lines(const KvCacheLayout& kv, std::int64_t max_model_len) {
+// `target_layers`: the model's decoder layers; KV layers numbered from there on are the drafter's.
+std::vector<std::string> kv_group_lines(const KvCacheLayout& kv, std::int64_t max_model_len,
+                                        std::int64_t target_layers) {
   struct Line {
     KvLayer spec;
     std::int64_t layers = 0;
@@ -81,6 +83,9 @@ std::vector<std::string> kv_group_lines(const KvCacheLayout& kv, std::int64_t ma
                               line.spec.token_bytes.count(), gib2(need), with_commas(max_model_len),
                               line.spec.grows_with_length() ? "" : " (fixed past the window)"));
   }
+  const auto draft = std::count_if(kv.layers.begin(), kv.layers.end(),
+                                   [&](const KvLayer& l) { return l.index >= target_layers; });
+  if (draft > 0) out.push_back(fmt::format("{} of these layers are the drafter's (speculative decoding)", draft));
   if (kv.grouping == KvGrouping::kHybrid) {
     out.push_back(fmt::format("vLLM groups them into {} KV-cache groups of {} layers, page {} B", kv.groups.size(),
                               kv.group_size, kv.page_bytes.count()));
@@ -154,7 +159,9 @@ void write_fit_text(const FitQuery& c, const FitResult& r, const std::vector<Rem
   out << "\n";
   out << fmt::format("KV cache ({}): {} bytes per token per GPU, {} blocks of {} tokens\n", attention_mix(c.model),
                      w.kv.bytes_per_token().count(), r.num_blocks, r.block_size);
-  for (const auto& g : kv_group_lines(w.kv, r.judged_max_model_len)) out << "  " << g << "\n";
+  for (const auto& g : kv_group_lines(w.kv, r.judged_max_model_len, static_cast<std::int64_t>(c.model.layers.size()))) {
+    out << "  " << g << "\n";
+  }
   out << fmt::format("GPU KV cache size: {} tokens\n", with_commas(r.kv_cache_tokens));
   out << fmt::format("Maximum concurrency for {} tokens per request: {:.2f}x\n\n",
                      with_commas(r.judged_max_model_len), r.max_concurrency);
