@@ -208,6 +208,7 @@ FitResult fit(const ModelSpec& checkpoint, const GpuSpec& gpu, const Deployment&
 FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpus, const Deployment& d,
               const VllmProfile& profile, FitMemo* memo) {
   check_deployment_limits(d);
+  check_servable_alone(checkpoint);
   if (stage_gpus.empty() || (stage_gpus.size() != 1 && static_cast<std::int64_t>(stage_gpus.size()) != d.pipeline_parallel_size)) {
     throw InputError(fmt::format("--gpu: {} GPU presets for --pipeline-parallel-size {}; give one, or one per stage",
                                  stage_gpus.size(), d.pipeline_parallel_size));
@@ -269,6 +270,9 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
                                      "overhead estimate leaves out its profile-run passes, the rejection sampler and "
                                      "its CUDA graphs",
                                      model.drafter->method));
+    for (const auto& assumption : model.drafter->assumptions) {
+      r.warnings.push_back(fmt::format("speculative decoding ({}): {}", model.drafter->method, assumption));
+    }
   }
   if (d.lora.enabled) {
     r.warnings.push_back("LoRA: the adapter slots are counted; the CUDA graphs vLLM captures again for the LoRA case "

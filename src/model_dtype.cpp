@@ -39,6 +39,15 @@ Bytes WorkspaceReservation::bytes(std::int64_t max_model_len, std::int64_t max_n
          fixed;
 }
 
+void rename_layer_modules(LayerSpec& layer, std::string_view from, std::string_view to) {
+  const auto rename = [&](std::string& name) {
+    if (name.starts_with(from)) name = std::string(to) + name.substr(from.size());
+  };
+  for (auto& l : layer.linears) rename(l.name);
+  for (auto& e : layer.experts) rename(e.name);
+  for (auto& r : layer.replicated) rename(r.name);
+}
+
 std::string attention_mix(const ModelSpec& model) {
   bool mla = false, sliding = false, chunked = false, extra = false, recurrent = false;
   std::int64_t kv = 0, heads = 0;

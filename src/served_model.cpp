@@ -5,16 +5,13 @@
 
 #include <fmt/format.h>
 
+#include "drafters.h"
 #include "gpubudget/error.h"
 #include "gpubudget/fit.h"
 
 namespace gpubudget {
 
 namespace {
-
-bool is_vocabulary_table(const ReplicatedTensor& t) {
-  return t.component == Component::kEmbedding || t.component == Component::kLmHead;
-}
 
 // --quantization fp8 on an unquantized checkpoint (Fp8Config without a serialized checkpoint:
 // Fp8OnlineLinearMethod / Fp8OnlineMoEMethod): every linear layer and FusedMoE block becomes fp8 e4m3
@@ -48,43 +45,19 @@ void check_online_quantization(const ModelSpec& m, OnlineQuantization q) {
                                online_quantization_name(q)));
 }
 
-// --speculative-config method mtp: the checkpoint's next-n layers (DeepSeekMTP, Glm4MoeMTP ...) are
-// built on the last pipeline stage and loaded. EagleProposer.load_model (llm_base_proposer.py
-// _maybe_share_embeddings, _maybe_share_lm_head) then replaces the MTP model's head (every
-// shared_head.head) with the target's and, with a single pipeline stage, its embedding too; with
-// several stages the draft keeps one embedding of its own, split over TP like the target's. Before vLLM
-// 0.17 (#34385) each layer's shared_head.head stayed the draft's own.
-Drafter mtp_drafter(ModelSpec& m, std::int64_t pipeline_stages, bool shares_head) {
-  if (m.mtp_layers.empty() && m.mtp_linears.empty()) {
-    throw InputError(fmt::format("--speculative-config method mtp: {} has no MTP / next-n layers in its config "
-                                 "(num_nextn_predict_layers or the family's own key)",
-                                 m.source));
-  }
-  Drafter d;
-  d.method = "mtp";
-  d.source = m.source;
-  d.in_target_checkpoint = true;
-  d.layers = std::move(m.mtp_layers);
-  d.linears = std::move(m.mtp_linears);
-  bool own_embedding = pipeline_stages > 1;
-  for (auto& t : m.mtp_tensors) {
-    if (own_embedding && t.component == Component::kEmbedding) {
-      d.vocab_tables.push_back(std::move(t));
-      own_embedding = false;
-    } else if (!shares_head && t.component == Component::kLmHead) {
-      d.vocab_tables.push_back(std::move(t));
-    } else {
-      (is_vocabulary_table(t) ? d.shared_with_target : d.tensors).push_back(std::move(t));
-    }
-  }
-  m.mtp_layers.clear();
-  m.mtp_linears.clear();
-  m.mtp_tensors.clear();
-  m.skipped_mtp_layers = 0;
-  return d;
-}
-
 }  // namespace
+
+void check_servable_alone(const ModelSpec& model) {
+  if (!model.eagle_head) return;
+  throw InputError(fmt::format(
+      "{}: {} is an EAGLE draft head ({}), which vLLM builds only beside its target; size the target with "
+      "--speculative-config '{{\"method\": \"eagle3\", \"model\": \"{}\", \"num_speculative_tokens\": 3}}' "
+      "(method eagle for an EAGLE-1 head)",
+      model.source, model.architecture,
+      model.eagle_head->draft_only_architecture ? "a draft-only architecture of vLLM's registry"
+                                                : "its config has EAGLE keys such as draft_vocab_size",
+      model.source));
+}
 
 bool deployment_rebuilds_model(const Deployment& d) {
   return d.dtype != ModelDtypeChoice::kAuto || d.quantization != OnlineQuantization::kNone || d.language_model_only ||
@@ -98,11 +71,15 @@ ModelSpec model_as_served(const ModelSpec& checkpoint, const Deployment& d, cons
     throw InputError(fmt::format("--speculative-config num_speculative_tokens {}: expected from 1 to 64",
                                  d.speculative.num_speculative_tokens));
   }
-  if (method == SpeculativeMethod::kEagle || method == SpeculativeMethod::kEagle3 ||
-      method == SpeculativeMethod::kDraftModel || method == SpeculativeMethod::kMedusa) {
-    throw InputError(fmt::format("--speculative-config method {}: a separate draft checkpoint's weights and KV layers "
-                                 "are not modelled yet; gpubudget refuses rather than give a budget without the draft "
-                                 "(methods modelled: mtp, ngram, ngram_gpu, suffix)",
+  if (method == SpeculativeMethod::kMedusa) {
+    throw InputError("--speculative-config method medusa: Medusa heads are not modelled yet; gpubudget refuses rather "
+                     "than give a budget without them (methods modelled: mtp, eagle, eagle3, draft_model, ngram, "
+                     "ngram_gpu, suffix)");
+  }
+  const bool separate_draft = method == SpeculativeMethod::kEagle || method == SpeculativeMethod::kEagle3 ||
+                              method == SpeculativeMethod::kDraftModel;
+  if (separate_draft && !d.speculative.draft_model) {
+    throw InputError(fmt::format("--speculative-config method {}: the draft checkpoint (\"model\") was not read",
                                  speculative_method_name(method)));
   }
   ModelSpec m = model_for_dtype(checkpoint, d.dtype);
@@ -114,13 +91,13 @@ ModelSpec model_as_served(const ModelSpec& checkpoint, const Deployment& d, cons
     for (auto& l : m.vision->linears) l.parallelism = Parallelism::kReplicated;
     m.vision->profile.replicated = true;
   }
-  if (d.speculative.method == SpeculativeMethod::kMtp) {
+  if (method == SpeculativeMethod::kMtp) {
     if (d.speculative.draft_tensor_parallel_size && *d.speculative.draft_tensor_parallel_size != d.tensor_parallel_size) {
       throw InputError(fmt::format("--speculative-config draft_tensor_parallel_size {}: MTP layers run with the "
                                    "target's --tensor-parallel-size {} in vLLM",
                                    *d.speculative.draft_tensor_parallel_size, d.tensor_parallel_size));
     }
-    Drafter drafter = mtp_drafter(m, d.pipeline_parallel_size, rules.mtp_shares_head);
+    Drafter drafter = detail::mtp_drafter(m, d.pipeline_parallel_size, rules.mtp_shares_head);
     if (d.quantization == OnlineQuantization::kFp8 && checkpoint.quantization.method.empty()) {
       ModelSpec layers_only;
       layers_only.layers = std::move(drafter.layers);
@@ -128,6 +105,11 @@ ModelSpec model_as_served(const ModelSpec& checkpoint, const Deployment& d, cons
       drafter.layers = std::move(layers_only.layers);
     }
     m.drafter = std::move(drafter);
+  } else if (method == SpeculativeMethod::kEagle || method == SpeculativeMethod::kEagle3) {
+    // The head is quantized by its own checkpoint only (get_draft_quant_config), not by --quantization.
+    m.drafter = detail::eagle_drafter(m, *d.speculative.draft_model, d);
+  } else if (method == SpeculativeMethod::kDraftModel) {
+    m.drafter = detail::separate_draft_model(m, *d.speculative.draft_model, d);
   }
   return m;
 }

@@ -139,8 +139,9 @@ void drafter_units(const Drafter& d, std::int64_t hidden, const ParallelLayout& 
   for (const auto& m : d.linears) b.linear(m, -1, on_gpu);
   for (const auto& t : d.tensors) b.tensor(t, -1, on_gpu);
   for (const auto& t : d.vocab_tables) {
-    const std::int64_t rows = t.elements / hidden;
-    const Bytes local(round_up(rows, 64) / layout.tp * hidden * element_bytes(t.dtype));
+    const std::int64_t width = d.hidden_size > 0 ? d.hidden_size : hidden;
+    const std::int64_t rows = t.elements / width;
+    const Bytes local(round_up(rows, 64) / layout.tp * width * element_bytes(t.dtype));
     b.add(t.name, b.names(canonical_module_name(t.name)), t.component, -1, Bytes(t.elements * element_bytes(t.dtype)),
           on_gpu ? local : Bytes(0));
   }

@@ -1,11 +1,12 @@
 // Exact per-GPU weight bytes (docs/methodology.md §Weights).
 #include "gpubudget/weights.h"
-#include "weight_unit_totals.h"
 
 #include <algorithm>
 #include <array>
 
+#include "gpubudget/served_model.h"
 #include "gpubudget/weight_units.h"
+#include "weight_unit_totals.h"
 
 namespace gpubudget {
 
@@ -172,6 +173,7 @@ Bytes experts_bytes(const ExpertsModule& e, const ParallelLayout& layout) {
 }
 
 WeightsBreakdown weights_per_gpu(const ModelSpec& model, const ParallelLayout& layout) {
+  check_servable_alone(model);
   const auto sums = detail::weight_unit_totals(model, layout, detail::WeightSums::kPerGpu).per_gpu;
   WeightsBreakdown out;
   for (std::size_t c = 0; c < kComponentCount; ++c) {

@@ -249,6 +249,11 @@ int run_models(const ConfigDir& configs, bool status, bool json, std::ostream& o
   for (const auto& id : ids) {
     try {
       const ModelSpec m = load_model(id, configs);
+      if (m.eagle_head) {  // sized only beside a target (--speculative-config)
+        out << fmt::format("| {} | loads as a draft head | {} | {} ({}) | {} | |\n", id, m.family, m.architecture,
+                           m.model_type, attention_mix(m));
+        continue;
+      }
       ++loading[m.family];
       out << fmt::format("| {} | loads | {}{} | {} ({}) | {} | {:.2f} |\n", id, m.family,
                          m.unmodelled_config_keys.empty()

@@ -141,7 +141,8 @@ ResolvedFit resolve_fit_options(const FitOptions& o, const ConfigDir& configs, s
                   {}};
   if (o.strict) refuse_unmodelled_keys(out.model);
   Deployment& d = out.deployment;
-  apply_launch_flags(o.launch, out.model, err, d);
+  apply_launch_flags(
+      o.launch, out.model, [&](const std::string& id) { return load_cli_draft_model(id, o.hub, configs, err); }, err, d);
   d.dtype = parse_model_dtype_choice(o.dtype);
   d.kv_cache_dtype = parse_kv_cache_dtype_choice(o.kv_cache_dtype);
   d.entry_point = parse_entry_point(o.entry_point);

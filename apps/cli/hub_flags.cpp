@@ -67,4 +67,11 @@ ModelSpec load_cli_model(const std::string& model, const HubFlags& flags, const 
   return spec;
 }
 
+ModelSpec load_cli_draft_model(const std::string& model, const HubFlags& flags, const ConfigDir& configs,
+                               std::ostream& err) {
+  HubFlags own = flags;
+  own.revision.clear();
+  return load_cli_model(model, own, configs, err);
+}
+
 }  // namespace gpubudget::cli

@@ -36,5 +36,9 @@ void refuse_unmodelled_keys(const ModelSpec& model);
 // --quiet. The location is returned through `location` when given.
 ModelSpec load_cli_model(const std::string& model, const HubFlags& flags, const ConfigDir& configs, std::ostream& err,
                          ModelLocation* location = nullptr);
+// The draft checkpoint --speculative-config names, read like the command's model but at its own
+// revision (`model`@REV, or its default branch): the command's --revision is the target's.
+ModelSpec load_cli_draft_model(const std::string& model, const HubFlags& flags, const ConfigDir& configs,
+                               std::ostream& err);
 
 }  // namespace gpubudget::cli

@@ -44,11 +44,12 @@ bool no_memory_effect_key(const std::string& key) {
                                       "acceptance_method", "posterior_threshold", "posterior_alpha",
                                       "disable_by_batch_size", "speculative_token_tree", "suffix_decoding_max_tree_depth",
                                       "suffix_decoding_max_cached_requests", "suffix_decoding_max_spec_factor",
-                                      "suffix_decoding_min_token_prob", "revision", "code_revision"};
+                                      "suffix_decoding_min_token_prob", "code_revision"};
   return std::any_of(std::begin(kKeys), std::end(kKeys), [&](const char* k) { return key == k; });
 }
 
-SpeculativeDecoding parse_speculative_config(const std::string& text) {
+// `revision`: the draft's Hub revision ("revision"), "" for its default branch.
+SpeculativeDecoding parse_speculative_config(const std::string& text, std::string& revision) {
   const std::string flag = "--speculative-config";
   const nlohmann::json j = parse_object(flag, text);
   SpeculativeDecoding s;
@@ -71,6 +72,9 @@ SpeculativeDecoding parse_speculative_config(const std::string& text) {
     if (key == "model") {
       if (!value.is_string()) throw UsageError(fmt::format("{}: model must be a string", flag));
       s.draft_model_name = value.get<std::string>();
+    } else if (key == "revision") {
+      if (!value.is_string()) throw UsageError(fmt::format("{}: revision must be a string", flag));
+      revision = value.get<std::string>();
     } else if (key == "draft_tensor_parallel_size") {
       s.draft_tensor_parallel_size = integer_key(flag, j, key, 1, 1024);
     } else if (!no_memory_effect_key(key)) {
@@ -85,7 +89,6 @@ SpeculativeDecoding parse_speculative_config(const std::string& text) {
     if (s.draft_model_name.empty()) {
       throw UsageError(fmt::format("{}: method {} needs \"model\", the draft checkpoint", flag, method));
     }
-    // The draft's own budget is not modelled yet (model_as_served refuses these methods): nothing to read.
   } else if (!s.draft_model_name.empty() && s.method == SpeculativeMethod::kMtp) {
     // vLLM reads MTP layers from the target's own checkpoint; "model" names it again.
     s.draft_model_name.clear();
@@ -113,8 +116,19 @@ void add_launch_flags(CLI::App& app, LaunchFlags& f) {
   app.add_option("--attention-backend", f.attention_backend, "the attention backend vLLM must use");
 }
 
-void apply_launch_flags(const LaunchFlags& f, const ModelSpec& model, std::ostream& err, Deployment& d) {
-  if (!f.speculative_config.empty()) d.speculative = parse_speculative_config(f.speculative_config);
+void apply_launch_flags(const LaunchFlags& f, const ModelSpec& model, const ModelLoader& load_draft, std::ostream& err,
+                        Deployment& d) {
+  if (!f.speculative_config.empty()) {
+    std::string revision;
+    d.speculative = parse_speculative_config(f.speculative_config, revision);
+    const SpeculativeMethod method = d.speculative.method;
+    // Medusa heads are refused by model_as_served, whatever their config holds.
+    if (method == SpeculativeMethod::kEagle || method == SpeculativeMethod::kEagle3 ||
+        method == SpeculativeMethod::kDraftModel) {
+      const std::string& name = d.speculative.draft_model_name;
+      d.speculative.draft_model = std::make_shared<const ModelSpec>(load_draft(revision.empty() ? name : name + "@" + revision));
+    }
+  }
   d.lora.enabled = f.enable_lora;
   d.lora.max_loras = f.max_loras;
   d.lora.max_lora_rank = f.max_lora_rank;

@@ -3,6 +3,7 @@
 // the attention backend (docs/cli.md §Launch options).
 #pragma once
 
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -34,8 +35,13 @@ struct LaunchFlags {
 
 void add_launch_flags(CLI::App& app, LaunchFlags& flags);
 
-// Parses the flags into `d` (`model` says which modalities its tower serves). Throws UsageError /
-// InputError naming the flag, the key and the value.
-void apply_launch_flags(const LaunchFlags& flags, const ModelSpec& model, std::ostream& err, Deployment& d);
+// Reads a model the way the command reads its own (a bundled id, a folder, a Hub id).
+using ModelLoader = std::function<ModelSpec(const std::string& model)>;
+
+// Parses the flags into `d` (`model` says which modalities its tower serves); `load_draft` reads the
+// draft checkpoint --speculative-config names. Throws UsageError / InputError naming the flag, the key
+// and the value.
+void apply_launch_flags(const LaunchFlags& flags, const ModelSpec& model, const ModelLoader& load_draft,
+                        std::ostream& err, Deployment& d);
 
 }  // namespace gpubudget::cli

@@ -75,7 +75,8 @@ int run_sweep_command(const SweepOptions& o, const ConfigDir& configs, std::ostr
     for (const auto v : int_list("--max-num-seqs", o.max_num_seqs)) axes.max_num_seqs.emplace_back(v);
   }
   Deployment base = o.deployment;
-  apply_launch_flags(o.launch, model, err, base);
+  apply_launch_flags(
+      o.launch, model, [&](const std::string& id) { return load_cli_draft_model(id, o.hub, configs, err); }, err, base);
   base.dtype = parse_model_dtype_choice(o.dtype);
   if (!o.max_num_batched_tokens.empty()) {
     base.max_num_batched_tokens = parse_human_int("--max-num-batched-tokens", o.max_num_batched_tokens);

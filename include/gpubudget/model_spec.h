@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpubudget/bytes.h"
@@ -209,6 +210,20 @@ struct VisionTower {
   std::vector<std::string> modalities = {"image"};
 };
 
+// What an EAGLE draft head's config says beyond its Llama decoder layers (llama_eagle.py,
+// llama_eagle3.py), read when the config is one (an Eagle architecture or EAGLE-3's keys), and what its
+// checkpoint holds when its safetensors headers were at hand.
+struct EagleHeadConfig {
+  std::int64_t draft_vocab_size = 0;     // draft_vocab_size: rows of EAGLE-3's own head (0: vocab_size)
+  std::int64_t target_hidden_size = 0;   // target_hidden_size: EAGLE-3's fc takes 3x this (0: hidden_size)
+  bool norm_before_fc = false;           // EAGLE-3: an RMSNorm over fc's input
+  bool use_aux_hidden_state = true;      // eagle_config.use_aux_hidden_state: EAGLE-3's fc exists
+  bool draft_only_architecture = false;  // Eagle3LlamaForCausalLM ...: vLLM serves it only as a draft
+  // From the checkpoint's tensor names; nullopt when no headers were read (a config-only folder).
+  std::optional<bool> stores_embedding;  // some tensor name holds "embed_tokens"
+  std::optional<bool> stores_lm_head;    // some tensor name holds "lm_head"
+};
+
 // Speculative decoding's drafter as a deployment loads it (model_as_served), on the last pipeline
 // stage: its weights are their own row of the breakdown (Component::kDraft) and its attention layers
 // take KV from the same pool as the target's.
@@ -227,6 +242,9 @@ struct Drafter {
   // counted in the checkpoint, never on a GPU.
   std::vector<ReplicatedTensor> shared_with_target;
   bool in_target_checkpoint = false;  // MTP: the layers are stored in the target's safetensors
+  std::int64_t hidden_size = 0;       // the drafter's width (vocab_tables' rows are elements / this)
+  // What the budget assumes about the draft checkpoint that its config does not say (fit() warns).
+  std::vector<std::string> assumptions;
 };
 
 // The layer's recurrent state, if it has one: its attention when that is kMamba, else its parallel_state.
@@ -265,6 +283,8 @@ struct ModelSpec {
   std::vector<LinearModule> mtp_linears;
   std::vector<ReplicatedTensor> mtp_tensors;
   std::optional<VisionTower> vision;
+  // Set when the config is an EAGLE draft head's (parsed as its Llama decoder).
+  std::optional<EagleHeadConfig> eagle_head;
   // Set by model_as_served for speculative decoding; the checkpoint itself has none.
   std::optional<Drafter> drafter;
   std::vector<ReplicatedTensor> final_norms;  // on the last pipeline stage
@@ -302,6 +322,10 @@ struct ModelSpec {
 // The attention mix in one word, for reports: "mla", "gqa", "mha", "mqa", with "+sliding",
 // "+chunked" or "+indexer" when some layers differ ("gqa+sliding").
 std::string attention_mix(const ModelSpec& model);
+
+// Renames the layer's modules (linears, experts, replicated tensors) whose name starts with `from` to
+// start with `to` instead ("model.layers.0." -> "model.layers.32."); other names are kept.
+void rename_layer_modules(LayerSpec& layer, std::string_view from, std::string_view to);
 
 // The model as vLLM builds it with --dtype `dtype`: every unquantized tensor stored in the model's
 // dtype is stored in `dtype` instead (fp32 extras such as router biases keep their own dtype).

@@ -19,6 +19,10 @@ struct SpeculativeRules {
 
 namespace gpubudget {
 
+// InputError when `model` is not servable on its own: an EAGLE draft head (ModelSpec::eagle_head), which
+// vLLM builds only as --speculative-config's draft.
+void check_servable_alone(const ModelSpec& model);
+
 // True when model_as_served would return something other than the checkpoint itself.
 bool deployment_rebuilds_model(const Deployment& deployment);
 

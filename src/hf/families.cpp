@@ -36,7 +36,9 @@ constexpr std::string_view kLlamaArchitectures[] = {
     "Cohere2ForCausalLM", "Olmo2ForCausalLM",     "Olmo3ForCausalLM",      "Exaone4ForCausalLM",
     "Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "MiMoForCausalLM",
     "SeedOssForCausalLM", "HunYuanDenseV1ForCausalLM", "HunYuanMoEV1ForCausalLM", "PhiMoEForCausalLM",
-    "Ernie4_5ForCausalLM", "Ernie4_5_MoeForCausalLM"};
+    "Ernie4_5ForCausalLM", "Ernie4_5_MoeForCausalLM",
+    // EAGLE draft heads (speculative-decoding models of vLLM's registry; eagle_head.cpp).
+    "EagleLlamaForCausalLM", "Eagle3LlamaForCausalLM", "LlamaForCausalLMEagle3", "PeagleLlamaForCausalLM"};
 
 constexpr ModelType kLlama4Types[] = {{"llama4_text"}};
 constexpr std::string_view kLlama4Architectures[] = {"Llama4ForCausalLM", "Llama4ForConditionalGeneration"};

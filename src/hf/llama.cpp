@@ -143,16 +143,6 @@ std::vector<bool> sliding_layers(const JsonReader& t, const std::string& model_t
   return sliding;
 }
 
-// A layer's module names with `from` (a prefix) replaced by `to`.
-void rename_layer(LayerSpec& layer, const std::string& from, const std::string& to) {
-  const auto rename = [&](std::string& name) {
-    if (name.rfind(from, 0) == 0) name = to + name.substr(from.size());
-  };
-  for (auto& l : layer.linears) rename(l.name);
-  for (auto& e : layer.experts) rename(e.name);
-  for (auto& r : layer.replicated) rename(r.name);
-}
-
 // MiMo's next-n predictors (mimo_mtp.py, MiMoMultiTokenPredictorLayer): token_layernorm,
 // hidden_layernorm, input_proj [H, 2H] (no bias), a Qwen2 decoder layer as mtp_block, final_layernorm.
 // vLLM skips them at load (mimo.py drops "mtp_layers" weights); the checkpoint stores them.
@@ -162,7 +152,7 @@ void add_mimo_mtp_layers(const JsonReader& t, ModelSpec& model, std::int64_t H, 
   for (std::int64_t k = 0; k < nextn && !model.layers.empty(); ++k) {
     const std::string p = fmt::format("model.mtp_layers.{}.", k);
     LayerSpec block = model.layers.front();
-    rename_layer(block, "model.layers.0.", p + "mtp_block.");
+    rename_layer_modules(block, "model.layers.0.", p + "mtp_block.");
     block.index = static_cast<std::int64_t>(model.layers.size()) + k;
     model.mtp_layers.push_back(std::move(block));
     for (const char* norm : {"token_layernorm", "hidden_layernorm", "final_layernorm"}) {
@@ -185,7 +175,7 @@ void add_ernie_mtp_layers(const JsonReader& t, ModelSpec& model, std::int64_t H,
   model.skipped_mtp_layers = nextn;
   for (std::int64_t k = 0; k < nextn; ++k) {
     LayerSpec block = model.layers.front();
-    rename_layer(block, "model.layers.0.", fmt::format("model.mtp_block.{}.", k));
+    rename_layer_modules(block, "model.layers.0.", fmt::format("model.mtp_block.{}.", k));
     block.index = static_cast<std::int64_t>(model.layers.size()) + k;
     model.mtp_layers.push_back(std::move(block));
     for (const char* norm : {"mtp_emb_norm", "mtp_hidden_norm"}) {

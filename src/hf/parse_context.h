@@ -77,6 +77,10 @@ CheckpointQuantization parse_quantization(const JsonReader& root, const JsonRead
 // `config_class_default` > 0 stands in for max_position_embeddings when a sparse config omits it.
 void derive_max_model_len(const JsonReader& text, ModelSpec& model, std::int64_t config_class_default);
 
+// ModelSpec::eagle_head of an EAGLE draft head's config (an Eagle architecture, or EAGLE-3's keys on a
+// Llama config).
+void parse_eagle_head(const JsonReader& root, ModelSpec& model);
+
 void parse_deepseek_v2(const ParseContext& context, ModelSpec& model);
 void parse_gpt_oss(const ParseContext& context, ModelSpec& model);
 void parse_qwen3_next(const ParseContext& context, ModelSpec& model);

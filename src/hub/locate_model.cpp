@@ -1,5 +1,6 @@
 // Where a MODEL argument's config.json is: a path, a bundled config, the Hugging Face cache,
 // gpubudget's cache, or the Hub (hub.h gives the order).
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 
@@ -203,17 +204,40 @@ namespace {
 // A tied model whose checkpoint still stores lm_head.weight (Qwen3-0.6B and -1.7B do; vLLM's loaders
 // skip it): only the folder's headers can tell. Unreadable headers are left to the comparison that
 // reports them (fit, weights).
-void mark_stored_tied_head(ModelSpec& model, const fs::path& folder) {
+// The tensor names of the folder's checkpoint, or nullopt when it has no (readable) safetensors headers.
+std::optional<std::vector<std::string>> checkpoint_tensor_names(const fs::path& folder) {
   try {
     const auto headers = read_checkpoint_headers(folder.string());
-    if (!headers) return;
+    if (!headers) return std::nullopt;
+    std::vector<std::string> names;
     for (const auto& file : headers->files) {
-      for (const auto& t : file.tensors) {
-        if (canonical_module_name(t.name) == "lm_head.weight") model.checkpoint_stores_tied_head = true;
-      }
+      for (const auto& t : file.tensors) names.push_back(t.name);
     }
+    return names;
   } catch (const InputError&) {
+    return std::nullopt;
   }
+}
+
+void mark_stored_tied_head(ModelSpec& model, const fs::path& folder) {
+  const auto names = checkpoint_tensor_names(folder);
+  if (!names) return;
+  model.checkpoint_stores_tied_head = std::any_of(names->begin(), names->end(), [](const std::string& n) {
+    return canonical_module_name(n) == "lm_head.weight";
+  });
+}
+
+// An EAGLE head shares the target's embedding and head unless its checkpoint stores its own
+// (process_eagle_weight: any loaded name holding "embed_tokens" / "lm_head").
+void mark_eagle_head_tensors(ModelSpec& model, const fs::path& folder) {
+  const auto names = checkpoint_tensor_names(folder);
+  if (!names) return;
+  const auto holds = [&](std::string_view part) {
+    return std::any_of(names->begin(), names->end(),
+                       [&](const std::string& n) { return n.find(part) != std::string::npos; });
+  };
+  model.eagle_head->stores_embedding = holds("embed_tokens");
+  model.eagle_head->stores_lm_head = holds("lm_head");
 }
 
 // A bundled config has no headers; its source.json records what the published checkpoint stores
@@ -246,6 +270,7 @@ ModelSpec load_model(const ModelLocation& location) {
       mark_stored_tied_head(model, location.config_path.parent_path());
       if (location.origin == ModelOrigin::kBundled) mark_bundled_tied_head(model, location.config_path.parent_path());
     }
+    if (model.eagle_head) mark_eagle_head_tensors(model, location.config_path.parent_path());
     return model;
   } catch (const detail::UnknownArchitectureError& e) {
     // An architecture no family knows: the checkpoint's own headers, when the folder has them.

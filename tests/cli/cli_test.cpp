@@ -113,6 +113,63 @@ TEST(CliWeights, JsonRowsAddUpToFitsWeights) {
 
 // Every launch option gpubudget models, pasted as vLLM spells it (underscores, -q, an environment
 // variable, the list flag), gives the same document as gpubudget's own flags; the document shows them.
+// --limit-mm-per-prompt leaves the tower out only when every modality it serves is 0
+// (_mark_tower_model; Qwen3-VL serves images and videos, so {"image": 0} still profiles videos).
+TEST(CliFit, MultimodalLimitsDropTheTowerOnlyWhenEveryModalityIsZero) {
+  const auto vision_bytes = [](const CliRun& r) {
+    std::int64_t bytes = 0;
+    const auto j = nlohmann::json::parse(r.out);
+    for (const auto& c : j["per_gpu"]["weights_components"]) {
+      if (c["name"] == "vision") bytes = c["bytes"].get<std::int64_t>();
+    }
+    return bytes;
+  };
+  const std::vector<std::string> base = {"fit", "Qwen/Qwen3-VL-30B-A3B-Instruct", "--gpu", "h200", "--max-model-len", "32768", "--json"};
+  auto with = [&](const std::string& limits) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), {"--limit-mm-per-prompt", limits});
+    return run(args);
+  };
+  const CliRun images_only = with(R"({"image": 0})");
+  const CliRun none = with(R"({"image": 0, "video": 0})");
+  ASSERT_EQ(images_only.code, 0) << images_only.err;
+  ASSERT_EQ(none.code, 0) << none.err;
+  EXPECT_EQ(vision_bytes(images_only), vision_bytes(run(base)));
+  EXPECT_GT(vision_bytes(images_only), 0);
+  EXPECT_GT(nlohmann::json::parse(images_only.out)["per_gpu"]["encoder_profile_bytes"].get<std::int64_t>(), 0);
+  EXPECT_EQ(vision_bytes(none), 0);
+  EXPECT_EQ(nlohmann::json::parse(none.out)["per_gpu"]["encoder_profile_bytes"], 0);
+  EXPECT_EQ(nlohmann::json::parse(none.out)["deployment"]["language_model_only"], true);
+  EXPECT_EQ(with(R"({"image": -1})").code, 2);
+}
+
+// An EAGLE-3 head named in --speculative-config is read like the model (a bundled id here), and a
+// pasted line gives the same JSON; its weights are the draft_model row (850,159,616 B at TP 1, worked in
+// tests/unit/launch_options_test.cpp) and its layer one more KV layer.
+TEST(CliFit, Eagle3DraftFromFlagsAndFromAPastedLine) {
+  const std::string spec =
+      R"({"method": "eagle3", "model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "num_speculative_tokens": 3})";
+  const CliRun flags = run({"fit", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100", "--speculative-config", spec,
+                            "--json"});
+  const CliRun pasted = run({"fit", "--gpu", "h100", "--json", "--", "vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct",
+                             "--speculative-config", spec});
+  ASSERT_EQ(flags.code, 0) << flags.err;
+  EXPECT_EQ(flags.out, pasted.out);
+  const auto j = nlohmann::json::parse(flags.out);
+  std::int64_t draft = 0;
+  for (const auto& c : j["per_gpu"]["weights_components"]) {
+    if (c["name"] == "draft_model") draft = c["bytes"].get<std::int64_t>();
+  }
+  EXPECT_EQ(draft, 850'159'616LL);
+  EXPECT_EQ(j["kv_cache"]["draft_bytes_per_token"], 4096);
+  EXPECT_NE(j["warnings"].dump().find("taken to hold no embed_tokens"), std::string::npos) << j["warnings"].dump();
+  // A draft that cannot be read is the draft's error, exit 3.
+  const CliRun missing = run({"fit", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100", "--speculative-config",
+                              R"({"method": "eagle3", "model": "/nonexistent/head", "num_speculative_tokens": 3})"});
+  EXPECT_EQ(missing.code, 3);
+  EXPECT_NE(missing.err.find("/nonexistent/head"), std::string::npos) << missing.err;
+}
+
 TEST(CliFit, PastedLaunchOptionsGiveTheSameJsonAsTheFlags) {
   const std::string spec = R"({"method": "mtp", "num_speculative_tokens": 2})";
   const CliRun flags = run({"fit", "deepseek-ai/DeepSeek-V3", "--gpu", "b200", "--tensor-parallel-size", "8",

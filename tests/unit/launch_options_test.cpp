@@ -2,6 +2,10 @@
 // tower left out or replicated, --cpu-offload-gb, the GPU n-gram proposer, a forced attention backend.
 // Every expected figure is worked by hand below from vLLM's shapes (main, 2026-05; the file and
 // function named at each test).
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+
 #include <gtest/gtest.h>
 
 #include "gpubudget/fit.h"
@@ -10,6 +14,7 @@
 #include "gpubudget/remedies.h"
 #include "gpubudget/served_model.h"
 #include "gpubudget/weights.h"
+#include "fixtures/safetensors_writer.h"
 #include "test_support.h"
 
 namespace gpubudget {
@@ -299,6 +304,145 @@ TEST(Speculative, HybridModelsHoldAStatePagePerDraftToken) {
   }
   ASSERT_GT(page.count(), 0);
   EXPECT_EQ((drafted.needed - plain.needed).count(), 3 * 36 * page.count());
+}
+
+// EAGLE-3 head yuhuili/EAGLE3-LLaMA3.1-Instruct-8B on Llama-3.1-8B-Instruct (llama_eagle3.py; H 4096,
+// 32 heads and 8 KV heads of 128, I 14336, draft vocabulary 32,000; the head in the target's bf16):
+//   qkv_proj    [4096 + 1024 + 1024, 2H = 8192]  (layer 0 reads [embeds, hidden])   50,331,648
+//   o_proj      [4096, 4096]                                                        16,777,216
+//   gate_up     [2 x 14336, 4096], down [4096, 14336]                              176,160,768
+//   lm_head     [32000, 4096] (ParallelLMHead; 32,000 is a multiple of 64)         131,072,000
+//   = 374,341,632 elements split over TP; replicated: fc [4096, 3 x 4096] 50,331,648, the
+//   input, post-attention, hidden and final norms 4 x 4096 = 16,384 (all x 2 B), draft_id_to_target_id
+//   int64 [32000] = 256,000 B, and the head's own rotary cache (2048 positions x 128, base 10,000, unlike
+//   the target's 131,072-position llama3 cache): 262,144 x 2 B.
+//   TP 1: 748,683,264 + 100,663,296 + 32,768 + 256,000 + 524,288 = 850,159,616 B
+//   TP 8: 748,683,264 / 8 + 101,476,352 = 195,061,760 B
+// The embedding is the target's (the checkpoint holds none: has_own_embed_tokens stays False). Its
+// layer is model.layers.32, a full-attention layer like the target's: 33 layers of 8 KV heads x 128 x 2
+// x 2 B = 4096 B per token at TP 1 (512 at TP 8).
+TEST(Speculative, Eagle3HeadForLlama31_8b) {
+  const ModelSpec target = test::bundled("meta-llama/Llama-3.1-8B-Instruct");
+  const GpuSpec h100 = load_gpu_preset("h100", test::configs());
+  Deployment d;
+  const FitResult plain = fit(target, h100, d, newest());
+  d.speculative.method = SpeculativeMethod::kEagle3;
+  d.speculative.num_speculative_tokens = 3;
+  d.speculative.draft_model = std::make_shared<const ModelSpec>(test::bundled("yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"));
+  const FitResult tp1 = fit(target, h100, d, newest());
+  EXPECT_EQ(component(tp1.binding_worker().weights, Component::kDraft).count(), 850'159'616LL);
+  EXPECT_EQ((tp1.binding_worker().weights.total - plain.binding_worker().weights.total).count(), 850'159'616LL);
+  ASSERT_EQ(tp1.binding_worker().kv.layers.size(), 33U);
+  EXPECT_EQ(tp1.binding_worker().kv.layers.back().index, 32);
+  EXPECT_EQ(tp1.needed.count() * 32, plain.needed.count() * 33);
+  EXPECT_EQ(tp1.binding_worker().kv.bytes_per_token().count(), 33 * 4096);
+  const auto said = [](const FitResult& r, const std::string& text) {
+    return std::any_of(r.warnings.begin(), r.warnings.end(),
+                       [&](const std::string& w) { return w.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(said(tp1, "taken to hold no embed_tokens")) << "the embedding assumption is labelled";
+  d.tensor_parallel_size = 8;
+  const FitResult tp8 = fit(target, h100, d, newest());
+  EXPECT_EQ(component(tp8.binding_worker().weights, Component::kDraft).count(), 195'061'760LL);
+  EXPECT_EQ(tp8.binding_worker().kv.bytes_per_token().count(), 33 * 512);
+  // The head is not quantized by --quantization (get_draft_quant_config reads the draft's own config).
+  d.quantization = OnlineQuantization::kFp8;
+  EXPECT_EQ(component(fit(target, h100, d, newest()).binding_worker().weights, Component::kDraft).count(),
+            195'061'760LL);
+  // draft_tensor_parallel_size: 1 is accepted and changes nothing (the global TP group shards the head);
+  // any other size but the target's is vLLM's ValueError.
+  d.quantization = OnlineQuantization::kNone;
+  d.speculative.draft_tensor_parallel_size = 1;
+  const FitResult draft_tp1 = fit(target, h100, d, newest());
+  EXPECT_EQ(component(draft_tp1.binding_worker().weights, Component::kDraft).count(), 195'061'760LL);
+  EXPECT_TRUE(said(draft_tp1, "global TP group"));
+  d.speculative.draft_tensor_parallel_size = 2;
+  test::expect_input_error([&] { (void)fit(target, h100, d, newest()); }, "cannot be other value than 1");
+}
+
+// A head whose checkpoint was read: one that stores embed_tokens keeps them (counted, and said to be
+// shared only if identical to the target's: 128,256 x 4096 x 2 B at TP 1); one without lm_head takes
+// the target's. The embedding is kept on a second pipeline stage whatever the checkpoint holds.
+TEST(Speculative, EagleHeadCheckpointDecidesWhatIsShared) {
+  namespace fs = std::filesystem;
+  const ModelSpec target = test::bundled("meta-llama/Llama-3.1-8B-Instruct");
+  const fs::path dir = fs::temp_directory_path() / ("gpubudget-eagle-head-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::copy_file(fs::path(test::configs().root) / "models/yuhuili__EAGLE3-LLaMA3.1-Instruct-8B/config.json",
+                dir / "config.json", fs::copy_options::overwrite_existing);
+  test::write_safetensors(dir / "model.safetensors", {{"model.embed_tokens.weight", "F16", {4}}, {"fc.weight", "F16", {4}}});
+  Deployment d;
+  d.speculative.method = SpeculativeMethod::kEagle3;
+  d.speculative.num_speculative_tokens = 2;
+  d.speculative.draft_model = std::make_shared<const ModelSpec>(load_model(dir.string(), test::configs()));
+  ASSERT_TRUE(d.speculative.draft_model->eagle_head);
+  EXPECT_EQ(d.speculative.draft_model->eagle_head->stores_embedding, true);
+  EXPECT_EQ(d.speculative.draft_model->eagle_head->stores_lm_head, false);
+  const ModelSpec served = model_as_served(target, d);
+  // 850,159,616 B with its own embedding [128256, 4096] and without its own head [32000, 4096].
+  EXPECT_EQ(component(weights_per_gpu(served, make_parallel_layout(served, d, 0)), Component::kDraft).count(),
+            850'159'616LL + 128'256LL * 4096 * 2 - 32'000LL * 4096 * 2);
+  fs::remove_all(dir);
+}
+
+// method draft_model: Qwen/Qwen3-0.6B drafting for Qwen/Qwen3-8B (draft_model.py: a whole model, its own
+// embedding, no sharing). Per draft layer (H 1024, 16 heads and 8 KV heads of 128, I 3072):
+//   qkv [4096, 1024] 4,194,304 + o [1024, 2048] 2,097,152 + q/k norms 256 + gate_up [6144, 1024]
+//   6,291,456 + down [1024, 3072] 3,145,728 + 2 norms 2048 = 15,730,944 elements, x 28 layers
+//   = 440,466,432; the tied embedding [151936, 1024] = 155,582,464; the final norm 1024.
+//   = 596,049,920 elements x 2 B = 1,192,099,840 B at TP 1. Its rotary cache (40,960 x 128, base 1e6)
+//   is the target's (get_rope shares one per setting).
+// Its 28 layers have the target's KV shape (8 x 128): one group of 36 + 28 layers of 4096 B per token.
+TEST(Speculative, DraftModelQwen3_06bForQwen3_8b) {
+  const ModelSpec target = test::bundled("Qwen/Qwen3-8B");
+  Deployment d;
+  d.speculative.method = SpeculativeMethod::kDraftModel;
+  d.speculative.num_speculative_tokens = 3;
+  d.speculative.draft_model = std::make_shared<const ModelSpec>(test::bundled("Qwen/Qwen3-0.6B"));
+  const FitResult r = fit(target, load_gpu_preset("h100", test::configs()), d, newest());
+  EXPECT_EQ(component(r.binding_worker().weights, Component::kDraft).count(), 1'192'099'840LL);
+  EXPECT_EQ(r.binding_worker().kv.bytes_per_token().count(), (36 + 28) * 4096);
+  EXPECT_EQ(r.binding_worker().kv.layers.size(), 64U);
+  // vLLM's refusals: another vocabulary, another draft TP, and what is not modelled.
+  test::expect_input_error([&] { (void)model_as_served(test::bundled("meta-llama/Llama-3.1-8B"), d); },
+                           "should have the same vocabulary size");
+  Deployment tp = d;
+  tp.tensor_parallel_size = 2;
+  tp.speculative.draft_tensor_parallel_size = 1;
+  test::expect_input_error([&] { (void)model_as_served(target, tp); }, "must be the same");
+  Deployment pp = d;
+  pp.pipeline_parallel_size = 2;
+  test::expect_input_error([&] { (void)model_as_served(target, pp); }, "--pipeline-parallel-size > 1 is not modelled");
+  // An EAGLE head is no draft_model, a Qwen3 model no EAGLE head, and Medusa is refused.
+  Deployment head = d;
+  head.speculative.draft_model = std::make_shared<const ModelSpec>(test::bundled("yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"));
+  test::expect_input_error([&] { (void)model_as_served(test::bundled("meta-llama/Llama-3.1-8B-Instruct"), head); },
+                           "an EAGLE head as a draft_model");
+  Deployment eagle = d;
+  eagle.speculative.method = SpeculativeMethod::kEagle3;
+  test::expect_input_error([&] { (void)model_as_served(target, eagle); }, "the EAGLE heads modelled are vLLM's Llama");
+  Deployment medusa = d;
+  medusa.speculative.method = SpeculativeMethod::kMedusa;
+  test::expect_input_error([&] { (void)model_as_served(target, medusa); }, "Medusa heads are not modelled");
+}
+
+// An EAGLE head is refused as a model of its own (vLLM builds it only beside a target).
+TEST(Speculative, DraftOnlyArchitectureIsNoTarget) {
+  const std::string config = R"({"architectures": ["Eagle3LlamaForCausalLM"], "model_type": "llama",
+    "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32, "num_key_value_heads": 8,
+    "num_hidden_layers": 1, "vocab_size": 128256, "draft_vocab_size": 32000, "max_position_embeddings": 2048,
+    "torch_dtype": "float16"})";
+  const ModelSpec head = parse_model_config(config, "", "eagle3/config.json");
+  ASSERT_TRUE(head.eagle_head);
+  EXPECT_TRUE(head.eagle_head->draft_only_architecture);
+  EXPECT_EQ(head.eagle_head->draft_vocab_size, 32000);
+  EXPECT_TRUE(head.unmodelled_config_keys.empty());
+  const GpuSpec h100 = load_gpu_preset("h100", test::configs());
+  test::expect_input_error([&] { (void)fit(head, h100, Deployment{}, newest()); }, "a draft-only architecture");
+  // The published head says LlamaForCausalLM; its EAGLE keys mark it as a head all the same.
+  test::expect_input_error(
+      [&] { (void)fit(test::bundled("yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"), h100, Deployment{}, newest()); },
+      "its config has EAGLE keys");
 }
 
 // The remedies consider the new levers: fewer LoRA slots, a lower rank, no drafter.
