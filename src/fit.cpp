@@ -12,6 +12,7 @@
 
 #include "gpubudget/error.h"
 #include "gpubudget/limits.h"
+#include "cuda_graph_choice.h"
 #include "kv_settings.h"
 
 namespace gpubudget {
@@ -274,6 +275,8 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
       r.warnings.push_back(fmt::format("speculative decoding ({}): {}", model.drafter->method, assumption));
     }
   }
+  const detail::CudaGraphChoice graphs = detail::cuda_graph_choice(d, profile);
+  if (!graphs.caveat.empty()) r.warnings.push_back(graphs.caveat);
   if (d.lora.enabled) {
     r.warnings.push_back("LoRA: the adapter slots are counted; the CUDA graphs vLLM captures again for the LoRA case "
                          "are not in the graph estimate");
@@ -312,8 +315,8 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
     add_batched_token_buffers(w.weights, model, r.scheduler.max_num_batched_tokens);
     add_launch_option_weights(w.weights, model, layout, d, profile, r.scheduler);
     w.gpu = stage_gpu.name;
-    w.overheads =
-        estimate_overheads(model, layout, stage_gpu, profile, r.scheduler, d.enforce_eager, !d.skip_mm_profiling);
+    w.overheads = estimate_overheads(model, layout, stage_gpu, profile, r.scheduler, !graphs.captured,
+                                     !d.skip_mm_profiling);
     if (d.kv_cache_memory) {
       w.kv_cache = *d.kv_cache_memory;
     } else {

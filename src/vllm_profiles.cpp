@@ -184,7 +184,7 @@ VllmProfile detail::parse_vllm_profile(const std::string& text, const std::strin
   const nlohmann::json json = detail::resolve_profile_json(text, path, base_profiles);
   const detail::JsonReader r(json, path);
   r.reject_unknown_keys({"schema_version", "version", "description", "default_gpu_memory_utilization",
-                         "charges_cudagraph_memory", "kv_tokens_from_concurrency", "attention_backend_env",
+                         "charges_cudagraph_memory", "kv_tokens_from_concurrency", "attention_backend_env", "optimization_levels",
                          "kv_cache", "hybrid", "lora", "speculative", "messages", "batch_defaults",
                          "attention_backends", "mxfp4_moe_backends", "overheads", "calibration", "sources"});
   if (r.integer("schema_version", 1, 1) != 1) r.fail("schema_version", "1");
@@ -196,6 +196,7 @@ VllmProfile detail::parse_vllm_profile(const std::string& text, const std::strin
   p.charges_cudagraph_memory = r.boolean("charges_cudagraph_memory", false);
   p.kv_tokens_from_concurrency = r.boolean("kv_tokens_from_concurrency", false);
   p.attention_backend_env = r.boolean("attention_backend_env", false);
+  p.optimization_levels = r.boolean("optimization_levels", false);
   p.kv_cache.kv_cache_dtypes = {"auto", "bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla",
                                 "int8_per_token_head", "fp8_per_token_head", "nvfp4"};
   p.kv_cache.modelopt_kv_cache_dtypes = {{"fp8", "fp8_e4m3"}, {"nvfp4", "nvfp4"}};

@@ -119,6 +119,7 @@ std::string vllm_serve_line(const FitOptions& o, const Deployment& d, const FitR
                                                : " --no-disable-hybrid-kv-cache-manager";
   }
   if (!o.kv_transfer_config.empty()) add("--kv-transfer-config", "'" + o.kv_transfer_config + "'");
+  line += launch_flags_for_vllm(o.launch);
   if (d.allow_chunked_local_attn_with_hybrid_kv_cache) {
     line = fmt::format("VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE={} {}",
                        *d.allow_chunked_local_attn_with_hybrid_kv_cache ? 1 : 0, line);

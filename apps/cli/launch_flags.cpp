@@ -1,6 +1,7 @@
 #include "launch_flags.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -98,6 +99,36 @@ SpeculativeDecoding parse_speculative_config(const std::string& text, std::strin
 
 }  // namespace
 
+std::string launch_flags_for_vllm(const LaunchFlags& f) {
+  std::string line;
+  const auto add = [&line](const std::string& flag, const std::string& value) { line += " " + flag + " " + value; };
+  const auto quoted = [](const std::string& json) {
+    std::string out = "'";
+    for (const char c : json) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+  };
+  if (!f.speculative_config.empty()) add("--speculative-config", quoted(f.speculative_config));
+  if (f.enable_lora) {
+    line += " --enable-lora";
+    add("--max-loras", std::to_string(f.max_loras));
+    add("--max-lora-rank", std::to_string(f.max_lora_rank));
+    if (f.lora_dtype != "auto") add("--lora-dtype", f.lora_dtype);
+    if (f.fully_sharded_loras) line += " --fully-sharded-loras";
+    for (std::size_t i = 0; i < f.lora_target_modules.size(); ++i) {
+      line += (i == 0 ? " --lora-target-modules " : " ") + f.lora_target_modules[i];
+    }
+  }
+  if (!f.quantization.empty()) add("--quantization", f.quantization);
+  if (f.cpu_offload_gb > 0) add("--cpu-offload-gb", fmt::format("{}", f.cpu_offload_gb));
+  if (!f.limit_mm_per_prompt.empty()) add("--limit-mm-per-prompt", quoted(f.limit_mm_per_prompt));
+  if (f.language_model_only) line += " --language-model-only";
+  if (f.mm_encoder_tp_mode != "weights") add("--mm-encoder-tp-mode", f.mm_encoder_tp_mode);
+  if (!f.attention_backend.empty()) add("--attention-backend", f.attention_backend);
+  if (f.optimization_level != -1) line += fmt::format(" -O{}", f.optimization_level);
+  if (!f.compilation_config.empty()) add("--compilation-config", quoted(f.compilation_config));
+  return line;
+}
+
 void add_launch_flags(CLI::App& app, LaunchFlags& f) {
   app.add_option("--speculative-config", f.speculative_config,
                  "JSON: method (mtp, eagle3, ngram ...), num_speculative_tokens, model (the draft)");
@@ -114,6 +145,9 @@ void add_launch_flags(CLI::App& app, LaunchFlags& f) {
   app.add_flag("--language-model-only", f.language_model_only, "no vision tower, no encoder profile");
   app.add_option("--mm-encoder-tp-mode", f.mm_encoder_tp_mode, "weights (default) or data: the tower whole per rank");
   app.add_option("--attention-backend", f.attention_backend, "the attention backend vLLM must use");
+  app.add_option("-O,--optimization-level", f.optimization_level, "0-3; -O0: no compile and no CUDA graphs (vLLM 0.13+)");
+  app.add_option("--compilation-config", f.compilation_config,
+                 "JSON; cudagraph_mode NONE captures no CUDA graphs (other keys are warned)");
 }
 
 void apply_launch_flags(const LaunchFlags& f, const ModelSpec& model, const ModelLoader& load_draft, std::ostream& err,
@@ -170,6 +204,33 @@ void apply_launch_flags(const LaunchFlags& f, const ModelSpec& model, const Mode
   }
   d.mm_encoder_tp_mode = parse_encoder_tp_mode(f.mm_encoder_tp_mode);
   d.attention_backend = f.attention_backend;
+  if (f.optimization_level != -1) {
+    if (f.optimization_level < 0 || f.optimization_level > 3) {
+      throw UsageError(fmt::format("--optimization-level {}: expected 0, 1, 2 or 3", f.optimization_level));
+    }
+    d.optimization_level = f.optimization_level;
+  }
+  if (!f.compilation_config.empty()) {
+    const nlohmann::json j = parse_object("--compilation-config", f.compilation_config);
+    for (const auto& [key, value] : j.items()) {
+      if (key == "cudagraph_mode") {
+        // CUDAGraphMode by name (vllm/config/compilation.py), case-insensitively as vLLM's validator.
+        std::string mode = value.is_string() ? value.get<std::string>() : "";
+        std::transform(mode.begin(), mode.end(), mode.begin(), [](unsigned char c) { return std::toupper(c); });
+        static const char* const kModes[] = {"NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE"};
+        if (std::none_of(std::begin(kModes), std::end(kModes), [&](const char* m) { return mode == m; })) {
+          throw UsageError(fmt::format("--compilation-config: cudagraph_mode must be one of NONE, PIECEWISE, FULL, "
+                                       "FULL_DECODE_ONLY, FULL_AND_PIECEWISE; got {}",
+                                       value.dump()));
+        }
+        d.cudagraph_mode = mode;
+      } else {
+        err << fmt::format("warning: --compilation-config {}: not modelled; the CUDA-graph and activation estimates "
+                           "are without it\n",
+                           key);
+      }
+    }
+  }
 }
 
 }  // namespace gpubudget::cli

@@ -31,9 +31,15 @@ struct LaunchFlags {
   bool language_model_only = false;
   std::string mm_encoder_tp_mode = "weights";
   std::string attention_backend;    // --attention-backend
+  std::int64_t optimization_level = -1;  // -O / --optimization-level (-1: not given)
+  std::string compilation_config;   // --compilation-config JSON
 };
 
 void add_launch_flags(CLI::App& app, LaunchFlags& flags);
+
+// The flags as a `vllm serve` line takes them (" --speculative-config '{...}' --enable-lora ..."), ""
+// when none was given; JSON values single-quoted for a POSIX shell.
+std::string launch_flags_for_vllm(const LaunchFlags& flags);
 
 // Reads a model the way the command reads its own (a bundled id, a folder, a Hub id).
 using ModelLoader = std::function<ModelSpec(const std::string& model)>;

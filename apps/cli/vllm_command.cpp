@@ -26,7 +26,8 @@ const std::set<std::string>& value_flags() {
       "--kv-transfer-config",     "--revision",               "--download-dir",
       "--speculative-config",     "--max-loras",              "--max-lora-rank",
       "--lora-dtype",             "--quantization",           "--cpu-offload-gb",
-      "--limit-mm-per-prompt",    "--mm-encoder-tp-mode",     "--attention-backend"};
+      "--limit-mm-per-prompt",    "--mm-encoder-tp-mode",     "--attention-backend",
+      "--optimization-level"};
   return kFlags;
 }
 
@@ -47,7 +48,7 @@ const std::set<std::string>& switch_flags() {
 // Flags the parser reads besides those: their own handling below.
 const std::set<std::string>& special_flags() {
   static const std::set<std::string> kFlags = {"--model", "--kv-cache-dtype-skip-layers", "--eplb-config",
-                                               "--lora-target-modules"};
+                                               "--lora-target-modules", "--compilation-config"};
   return kFlags;
 }
 
@@ -107,6 +108,8 @@ VllmCommand translate_vllm_command(const std::vector<std::string>& tokens, const
     throw UsageError("after `--`, expected `vllm serve MODEL ...` or `python -m vllm.entrypoints.openai.api_server ...`");
   }
   std::vector<std::string> flags;
+  // --compilation-config as JSON and as dotted keys (-cc.cudagraph_mode=NONE), merged as vLLM does.
+  nlohmann::json compilation = nlohmann::json::object();
   for (; i < tokens.size(); ++i) {
     std::string word = tokens[i];
     if (word.rfind("-", 0) != 0) {
@@ -130,11 +133,21 @@ VllmCommand translate_vllm_command(const std::vector<std::string>& tokens, const
       if (i + 1 >= tokens.size()) throw UsageError(fmt::format("vllm command: {} needs a value", word));
       return tokens[++i];
     };
+    const std::string dotted_compilation = name.rfind("-cc.", 0) == 0                       ? name.substr(4)
+                                           : name.rfind("--compilation-config.", 0) == 0 ? name.substr(21)
+                                                                                          : "";
     if (name == "--model") {
       flag_model = take_value();
+    } else if (!dotted_compilation.empty()) {
+      compilation[dotted_compilation] = take_value();
+    } else if (name == "--compilation-config") {
+      const std::string text = take_value();
+      const auto j = nlohmann::json::parse(text, nullptr, false);
+      if (!j.is_object()) throw UsageError(fmt::format("vllm command: --compilation-config is not a JSON object: {}", text));
+      compilation.update(j);
     } else if (value_flags().count(name) != 0) {
       flags.push_back(name);
-      flags.push_back(take_value());
+      flags.push_back(glued_level ? word.substr(2) : take_value());
     } else if (switch_flags().count(name) != 0) {
       flags.push_back(name);
     } else if (name == "--kv-cache-dtype-skip-layers" || name == "--lora-target-modules") {
@@ -185,6 +198,10 @@ VllmCommand translate_vllm_command(const std::vector<std::string>& tokens, const
     out.notes.push_back(fmt::format("the vllm command names two models: `vllm serve {}` and `--model {}`; vLLM serves "
                                     "the positional {}, and so does this budget",
                                     model, flag_model, model));
+  }
+  if (!compilation.empty()) {
+    flags.push_back("--compilation-config");
+    flags.push_back(compilation.dump());
   }
   if (model.empty()) model = flag_model;
   if (model.empty()) throw UsageError("vllm command: no model (vllm serve MODEL or --model MODEL)");

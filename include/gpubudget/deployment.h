@@ -174,6 +174,13 @@ struct Deployment {
   EntryPoint entry_point = EntryPoint::kServe;
   // --enforce-eager: no CUDA graphs, so no graph memory. Default: false.
   bool enforce_eager = false;
+  // -O / --optimization-level 0-3. From vLLM 0.13 (VllmProfile::optimization_levels) 0 means no
+  // torch.compile and no CUDA graphs (as --enforce-eager), 1 PIECEWISE graphs, 2 and 3 the default
+  // FULL_AND_PIECEWISE; before, -O was the compilation level. Default (nullopt): not given.
+  std::optional<std::int64_t> optimization_level;
+  // --compilation-config cudagraph_mode, upper case ("NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY",
+  // "FULL_AND_PIECEWISE"); it wins over the level's. "": not given.
+  std::string cudagraph_mode;
   // --skip-mm-profiling: vLLM does not run the multimodal encoder in its profile run. Default: false.
   bool skip_mm_profiling = false;
   // --enable-prefix-caching / --no-enable-prefix-caching. Default (nullopt): the version's for the

@@ -210,7 +210,9 @@ struct VllmProfile {
   // "GPU KV cache size" report: true = int(concurrency * max_model_len) (vLLM >= 0.21),
   // false = num_blocks // num_groups * block_size (older).
   bool kv_tokens_from_concurrency = false;
-  bool attention_backend_env = false;  // VLLM_ATTENTION_BACKEND forces the backend (before 0.15)
+  bool attention_backend_env = false;
+  // -O is the optimization level (-O0: no compile, no CUDA graphs), not the compilation level (0.13+, #26847).
+  bool optimization_levels = false;  // VLLM_ATTENTION_BACKEND forces the backend (before 0.15)
   KvCacheRules kv_cache;
   HybridRules hybrid;
   LoraRules lora;

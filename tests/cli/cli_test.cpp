@@ -170,6 +170,44 @@ TEST(CliFit, Eagle3DraftFromFlagsAndFromAPastedLine) {
   EXPECT_NE(missing.err.find("/nonexistent/head"), std::string::npos) << missing.err;
 }
 
+// -O0, -O 0, -cc.cudagraph_mode=NONE and --compilation-config in a pasted line are the flags; the
+// printed launch line keeps the launch options (a drafter left off the copied line would be a wrong
+// launch).
+TEST(CliFit, CompilationFlagsAndTheLaunchLineKeepsLaunchOptions) {
+  const std::vector<std::string> base = {"fit", "Qwen/Qwen3-32B", "--gpu", "h100", "--max-model-len", "32768", "--json"};
+  const auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run(args);
+  };
+  const CliRun flag = with({"-O", "0"});
+  ASSERT_EQ(flag.code, 0) << flag.err;
+  EXPECT_EQ(nlohmann::json::parse(flag.out)["per_gpu"]["cudagraph_bytes"], 0);
+  EXPECT_EQ(nlohmann::json::parse(flag.out)["deployment"]["optimization_level"], 0);
+  const std::vector<std::string> line = {"--", "vllm", "serve", "Qwen/Qwen3-32B", "--max-model-len", "32768"};
+  std::vector<std::string> pasted = {"fit", "--gpu", "h100", "--json"};
+  pasted.insert(pasted.end(), line.begin(), line.end());
+  pasted.push_back("-O0");
+  EXPECT_EQ(run(pasted).out, flag.out);
+  const CliRun dotted = with({"--compilation-config", R"({"cudagraph_mode": "none"})"});
+  std::vector<std::string> pasted_dotted = {"fit", "--gpu", "h100", "--json"};
+  pasted_dotted.insert(pasted_dotted.end(), line.begin(), line.end());
+  pasted_dotted.push_back("-cc.cudagraph_mode=NONE");
+  EXPECT_EQ(nlohmann::json::parse(run(pasted_dotted).out)["deployment"]["cudagraph_mode"], "NONE");
+  EXPECT_EQ(nlohmann::json::parse(dotted.out)["per_gpu"]["cudagraph_bytes"], 0);
+  EXPECT_EQ(with({"--compilation-config", R"({"cudagraph_mode": "sometimes"})"}).code, 2);
+  EXPECT_EQ(with({"-O", "4"}).code, 2);
+  const CliRun launch = run({"fit", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100", "--vllm-args",
+                             "--speculative-config",
+                             R"({"method": "eagle3", "model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "num_speculative_tokens": 3})",
+                             "--enable-lora", "--max-loras", "2", "-O", "3"});
+  EXPECT_NE(launch.out.find(R"(--speculative-config '{"method": "eagle3", "model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "num_speculative_tokens": 3}')"),
+            std::string::npos)
+      << launch.out;
+  EXPECT_NE(launch.out.find("--enable-lora --max-loras 2 --max-lora-rank 16"), std::string::npos) << launch.out;
+  EXPECT_NE(launch.out.find(" -O3"), std::string::npos) << launch.out;
+}
+
 TEST(CliFit, PastedLaunchOptionsGiveTheSameJsonAsTheFlags) {
   const std::string spec = R"({"method": "mtp", "num_speculative_tokens": 2})";
   const CliRun flags = run({"fit", "deepseek-ai/DeepSeek-V3", "--gpu", "b200", "--tensor-parallel-size", "8",

@@ -445,6 +445,54 @@ TEST(Speculative, DraftOnlyArchitectureIsNoTarget) {
       "its config has EAGLE keys");
 }
 
+// CUDA graphs (vllm/config/vllm.py): -O0 is OPTIMIZATION_LEVEL_00 (no compile, cudagraph_mode NONE)
+// from 0.13 (#26847), the budget of --enforce-eager; an explicit cudagraph_mode wins over the level's;
+// before 0.13 -O was the compile level (warned, graphs kept).
+TEST(CudaGraphs, OptimizationLevelAndCudagraphMode) {
+  const ModelSpec m = test::bundled("Qwen/Qwen3-32B");
+  const GpuSpec h100 = load_gpu_preset("h100", test::configs());
+  Deployment d;
+  d.max_model_len = 32768;
+  const FitResult graphs = fit(m, h100, d, newest());
+  ASSERT_GT(graphs.binding_worker().overheads.cudagraph.count(), 0);
+  Deployment eager = d;
+  eager.enforce_eager = true;
+  const FitResult none = fit(m, h100, eager, newest());
+  EXPECT_EQ(none.binding_worker().overheads.cudagraph.count(), 0);
+  const auto same_budget = [&](const Deployment& x, const FitResult& as, const VllmProfile& p) {
+    const FitResult r = fit(m, h100, x, p);
+    return r.binding_worker().kv_cache == as.binding_worker().kv_cache &&
+           r.binding_worker().overheads.cudagraph == as.binding_worker().overheads.cudagraph;
+  };
+  const auto warned = [&](const Deployment& x, const VllmProfile& p, const std::string& text) {
+    const FitResult r = fit(m, h100, x, p);
+    return std::any_of(r.warnings.begin(), r.warnings.end(),
+                       [&](const std::string& w) { return w.find(text) != std::string::npos; });
+  };
+  Deployment o0 = d;
+  o0.optimization_level = 0;
+  EXPECT_TRUE(same_budget(o0, none, newest()));
+  Deployment cc_none = d;
+  cc_none.cudagraph_mode = "NONE";
+  EXPECT_TRUE(same_budget(cc_none, none, newest()));
+  Deployment o0_piecewise = o0;  // explicit -cc wins over -O0
+  o0_piecewise.cudagraph_mode = "PIECEWISE";
+  EXPECT_TRUE(same_budget(o0_piecewise, graphs, newest()));
+  EXPECT_TRUE(warned(o0_piecewise, newest(), "fitted on vLLM's default FULL_AND_PIECEWISE"));
+  Deployment o1 = d;
+  o1.optimization_level = 1;
+  EXPECT_TRUE(warned(o1, newest(), "CUDA graph mode PIECEWISE"));
+  Deployment o3 = d;
+  o3.optimization_level = 3;
+  EXPECT_TRUE(same_budget(o3, graphs, newest()));
+  EXPECT_FALSE(warned(o3, newest(), "CUDA graph"));
+  // vLLM 0.11.1: -O0 is compilation level 0; its graphs are not modelled, so they are kept and said so.
+  const VllmProfile old = load_vllm_profile("0.11.1", test::configs());
+  const FitResult old_graphs = fit(m, h100, d, old);
+  EXPECT_TRUE(same_budget(o0, old_graphs, old));
+  EXPECT_TRUE(warned(o0, old, "reads -O as the torch.compile level"));
+}
+
 // The remedies consider the new levers: fewer LoRA slots, a lower rank, no drafter.
 TEST(Remedies, LaunchOptionLevers) {
   const ModelSpec m = test::bundled("Qwen/Qwen3-32B");
