@@ -257,6 +257,7 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
   r.mamba_dtypes = kv.mamba_dtypes;
   r.notes = kv.notes;
   r.warnings = kv.warnings;
+  if (!profile.version_note.empty()) r.warnings.push_back(profile.version_note);
   for (const auto& assumption : model.generic_assumptions) {
     r.warnings.push_back(fmt::format("generic estimate ({} is not a modelled family; sized from its safetensors "
                                      "headers): {}",

@@ -351,6 +351,10 @@ std::vector<ProfileFile> profile_files(const ConfigDir& configs) {
 
 }  // namespace
 
+// Releases older than the oldest profile down to this one are answered with the oldest profile (and a
+// note): 0.10 runs the same V1 engine and memory profiling as 0.11. Older ones are refused.
+constexpr VllmVersionNumber kOldestAnsweredVersion = {0, 10, 0};
+
 std::optional<VllmVersionNumber> parse_vllm_version(std::string_view text) {
   if (!text.empty() && (text[0] == 'v' || text[0] == 'V')) text.remove_prefix(1);
   VllmVersionNumber out{0, 0, 0};
@@ -378,15 +382,46 @@ VllmProfile load_vllm_profile(const std::string& version, const ConfigDir& confi
   if (!parse_version(version, wanted)) {
     throw InputError(fmt::format("--vllm-version: expected a version like 0.15 or 0.21.1, got \"{}\"", version));
   }
+  const auto name = [](const ProfileFile& f) { return f.path.stem().string(); };
+  if (wanted == VllmVersionNumber{0, 0, 0}) {
+    // vLLM built from source without a release tag reports 0.0.0 (setuptools-scm fallback).
+    VllmProfile p = parse_profile(files.back().path);
+    p.version_note = fmt::format("vLLM {} is a build without a release number: the newest profile ({}) is used",
+                                 version, name(files.back()));
+    return p;
+  }
   const ProfileFile* chosen = nullptr;
   for (const auto& f : files) {
     if (f.version <= wanted) chosen = &f;
   }
-  if (chosen == nullptr) {
-    throw InputError(fmt::format("--vllm-version {}: older than every modelled vLLM (oldest: {})", version,
-                                 files.front().path.stem().string()));
+  if (chosen == nullptr && wanted < kOldestAnsweredVersion) {
+    throw InputError(fmt::format("--vllm-version {}: older than {}.{}, the oldest release gpubudget answers with its "
+                                 "nearest profile (oldest profile: {})",
+                                 version, kOldestAnsweredVersion[0], kOldestAnsweredVersion[1], name(files.front())));
   }
-  return parse_profile(chosen->path);
+  if (chosen == nullptr) {
+    VllmProfile p = parse_profile(files.front().path);
+    p.version_note = fmt::format("vLLM {} is older than every modelled version: the oldest profile ({}) is used, and "
+                                 "its defaults and rules may differ from that release's",
+                                 version, name(files.front()));
+    return p;
+  }
+  VllmProfile p = parse_profile(chosen->path);
+  // What follows the numbers: rc / dev / post / a local part.
+  const auto numbers_end = version.find_first_not_of("0123456789.vV");
+  const bool pre_release = numbers_end != std::string::npos;
+  const bool same_minor = chosen->version[0] == wanted[0] && chosen->version[1] == wanted[1];
+  if (!same_minor) {
+    const bool newest = chosen == &files.back();
+    p.version_note = fmt::format("no profile for vLLM {}.{}: the {} profile is used ({})", wanted[0], wanted[1],
+                                 name(*chosen),
+                                 newest ? "the newest; a later release may differ" : "the newest release before it");
+  } else if (pre_release) {
+    p.version_note = fmt::format("vLLM {} is a pre-release or development build: the {} profile is used (the "
+                                 "build may predate changes that release made)",
+                                 version, name(*chosen));
+  }
+  return p;
 }
 
 VllmProfile load_vllm_profile_file(const std::string& path) {

@@ -79,8 +79,10 @@ std::optional<GpuSpec> find_gpu_preset_by_memory(const ConfigDir& configs, doubl
 // says so.
 GpuSpec custom_gpu(Bytes memory, std::optional<ComputeCapability> compute_capability = std::nullopt);
 
-// The profile for vLLM `version` ("0.15", "0.15.1"): the newest profile whose version is ≤ it.
-// Empty `version` = the newest profile. Throws InputError for a version older than every profile.
+// The profile for vLLM `version` ("0.15", "0.15.1"): the newest profile whose version is ≤ it; for a
+// version older than every profile the oldest, for a source build ("0.0.0+local") the newest, and
+// VllmProfile::version_note says so whenever the profile is not that release's own (pre-releases and
+// nightlies included). Empty `version` = the newest profile. InputError for text that is no version.
 VllmProfile load_vllm_profile(const std::string& version, const ConfigDir& configs);
 // A profile file given by path (`fit --profile`, e.g. the output of `gpubudget calibrate`). A profile
 // that extends another ("extends": "0.16") finds it beside itself, else among `configs`' profiles.

@@ -204,6 +204,10 @@ struct HybridRules {
 
 struct VllmProfile {
   std::string version;          // "0.15"
+  // How load_vllm_profile matched the version asked for when the profile is not that release's own (an
+  // older or newer release, a pre-release, nightly or source build): a sentence fit() adds to its
+  // warnings; "" for an exact match or the default.
+  std::string version_note;
   std::string description;
   double default_gpu_memory_utilization = 0.9;
   bool charges_cudagraph_memory = false;  // VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS default

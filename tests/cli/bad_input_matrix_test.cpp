@@ -144,7 +144,7 @@ std::vector<Case> cases() {
   c.push_back({"max_model_len_garbage", {}, {}, fit_llama({"--max-model-len", "12q"}), 2, "12q"});
   c.push_back({"unknown_gpu_preset", {}, {}, {"fit", "meta-llama/Llama-3.1-8B", "--gpu", "tpu-v9"}, 3, "tpu-v9"});
   c.push_back({"gpu_memory_garbage", {}, {}, {"fit", "meta-llama/Llama-3.1-8B", "--gpu-memory", "12XB"}, 2, "12XB"});
-  c.push_back({"unknown_vllm_version", {}, {}, fit_llama({"--vllm-version", "0.1"}), 3, "0.1"});
+  c.push_back({"unknown_vllm_version", {}, {}, fit_llama({"--vllm-version", "0.1"}), 3, "older than 0.10"});
   c.push_back({"unknown_flag", {}, {}, fit_llama({"--no-such-flag"}), 2, "--no-such-flag"});
   c.push_back({"missing_model_argument", {}, {}, {"fit", "--gpu", "h100"}, 2, "MODEL"});
   c.push_back({"unknown_vllm_env", {}, {}, fit_llama({"--vllm-env", "VLLM_FOO=1"}), 2, "VLLM_FOO"});

@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "gpubudget/error.h"
@@ -145,6 +147,35 @@ TEST(Fit, VersionDefaultsComeFromTheProfile) {
   d.enforce_eager = true;
   EXPECT_EQ(fit(in.model, in.gpu, d, load_vllm_profile("0.21", test::configs())).binding_worker().overheads.cudagraph,
             Bytes(0));
+}
+
+// Versions users run that are no profile's own release: the nearest profile, and a note that says which
+// (fit's warnings). The profiles shipped are 0.11, 0.11.1, 0.13 ... 0.22.
+TEST(Fit, VersionsWithoutAProfileOfTheirOwnAreMatchedAndSaidSo) {
+  const auto profile = [](const std::string& v) { return load_vllm_profile(v, test::configs()); };
+  EXPECT_EQ(profile("0.13.0").version_note, "");
+  EXPECT_EQ(profile("v0.15.1").version_note, "");
+  EXPECT_EQ(profile("").version_note, "");
+  const VllmProfile old = profile("0.10.2");
+  EXPECT_EQ(old.version, "0.11");
+  EXPECT_NE(old.version_note.find("older than every modelled version: the oldest profile (0.11)"), std::string::npos);
+  const VllmProfile local = profile("0.0.0+local");
+  EXPECT_EQ(local.version, profile("").version);
+  EXPECT_NE(local.version_note.find("without a release number"), std::string::npos) << local.version_note;
+  const VllmProfile nightly = profile("0.11.1rc2.dev45+g1234abc");
+  EXPECT_EQ(nightly.version, "0.11.1");
+  EXPECT_NE(nightly.version_note.find("pre-release or development build"), std::string::npos);
+  const VllmProfile between = profile("0.12.0");
+  EXPECT_EQ(between.version, "0.11.1");
+  EXPECT_NE(between.version_note.find("no profile for vLLM 0.12: the 0.11.1 profile is used"), std::string::npos);
+  const VllmProfile later = profile("9.1");
+  EXPECT_EQ(later.version, profile("").version);
+  EXPECT_NE(later.version_note.find("the newest; a later release may differ"), std::string::npos);
+  test::expect_input_error([&] { (void)profile("latest"); }, "expected a version like");
+  // fit() reports the note with its warnings.
+  Incident in;
+  const FitResult r = fit(in.model, in.gpu, in.deployment(), old);
+  EXPECT_NE(std::find(r.warnings.begin(), r.warnings.end(), old.version_note), r.warnings.end());
 }
 
 TEST(Fit, BlockSizeFollowsTheBackendVllmWouldPick) {
