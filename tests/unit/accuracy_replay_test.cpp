@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "accuracy_report.h"
+#include "out_of_sample.h"
 
 #include "test_support.h"
 
@@ -71,11 +72,38 @@ TEST(AccuracyReplay, AvailableKvMedianUnderFiveAndP90UnderTwelvePercent) {
   EXPECT_LT(errors[static_cast<std::size_t>(std::ceil(0.9 * static_cast<double>(errors.size()))) - 1], 0.12);
 }
 
+// Leave one model out: each model's rows predicted by coefficients fitted without them. A held-out row
+// is the same row (id, logged figures) with another prediction of the estimated terms only.
+TEST(AccuracyReplay, OutOfSamplePredictionsHoldTheDeterministicFiguresAndRefitTheOverheads) {
+  const auto rows = replay();
+  const std::string observations = test::data_dir() + "/observations/vllm-runs.jsonl";
+  const std::string aliases = test::data_dir() + "/observations/model_aliases.json";
+  const auto by_model = leave_one_group_out(rows, observations, aliases, test::configs(), model_group);
+  std::size_t ok = 0, changed = 0;
+  for (const auto& r : rows) ok += r.status == "ok" ? 1 : 0;
+  ASSERT_EQ(by_model.size(), ok);
+  std::size_t i = 0;
+  for (const auto& r : rows) {
+    if (r.status != "ok") continue;
+    const ReplayRow& held = by_model[i++];
+    ASSERT_EQ(held.id, r.id);
+    EXPECT_EQ(held.predicted_tokens, r.predicted_tokens) << r.id;  // from logged memory: no fit involved
+    EXPECT_EQ(held.predicted_weights_gib, r.predicted_weights_gib) << r.id;
+    if (held.predicted_available_gib != r.predicted_available_gib) ++changed;
+  }
+  EXPECT_GT(changed, ok / 4) << "held-out coefficients should move most estimated rows";
+}
+
 TEST(AccuracyReplay, TheCommittedReportIsCurrent) {
   std::ifstream in(std::string(GPUBUDGET_TEST_SOURCE_DIR) + "/docs/accuracy.md");
   std::stringstream committed;
   committed << in.rdbuf();
-  EXPECT_EQ(committed.str(), accuracy_markdown(replay()))
+  const auto rows = replay();
+  const std::string observations = test::data_dir() + "/observations/vllm-runs.jsonl";
+  const std::string aliases = test::data_dir() + "/observations/model_aliases.json";
+  EXPECT_EQ(committed.str(),
+            accuracy_markdown(rows, leave_one_group_out(rows, observations, aliases, test::configs(), model_group),
+                              leave_one_group_out(rows, observations, aliases, test::configs(), gpu_group)))
       << "docs/accuracy.md is stale: regenerate it with gpubudget_accuracy > docs/accuracy.md";
 }
 
