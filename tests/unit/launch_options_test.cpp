@@ -24,6 +24,18 @@ using test::component;
 
 VllmProfile newest() { return load_vllm_profile("", test::configs()); }
 
+// Qwen3-32B on one H100 at 32,768 tokens: the deployment the launch-option tests vary.
+struct Qwen3_32bOnH100 {
+  ModelSpec m;
+  GpuSpec h100;
+  Deployment d;
+};
+Qwen3_32bOnH100 qwen3_32b_on_h100() {
+  Qwen3_32bOnH100 out{test::bundled("Qwen/Qwen3-32B"), load_gpu_preset("h100", test::configs()), Deployment{}};
+  out.d.max_model_len = 32768;
+  return out;
+}
+
 LoraAdapters lora(std::int64_t slots, std::int64_t rank, bool fully_sharded = false) {
   LoraAdapters l;
   l.enabled = true;
@@ -97,10 +109,7 @@ TEST(Lora, FullyShardedAtTp4) {
 // fit() charges the slots to the weights (they are allocated inside vLLM's weight measurement) and the
 // KV cache shrinks by exactly as much.
 TEST(Lora, ComesOutOfTheKvCache) {
-  const ModelSpec m = test::bundled("Qwen/Qwen3-32B");
-  const GpuSpec h100 = load_gpu_preset("h100", test::configs());
-  Deployment d;
-  d.max_model_len = 32768;
+  auto [m, h100, d] = qwen3_32b_on_h100();
   const FitResult plain = fit(m, h100, d, newest());
   d.lora = lora(4, 64);
   const FitResult adapted = fit(m, h100, d, newest());
@@ -449,10 +458,7 @@ TEST(Speculative, DraftOnlyArchitectureIsNoTarget) {
 // from 0.13 (#26847), the budget of --enforce-eager; an explicit cudagraph_mode wins over the level's;
 // before 0.13 -O was the compile level (warned, graphs kept).
 TEST(CudaGraphs, OptimizationLevelAndCudagraphMode) {
-  const ModelSpec m = test::bundled("Qwen/Qwen3-32B");
-  const GpuSpec h100 = load_gpu_preset("h100", test::configs());
-  Deployment d;
-  d.max_model_len = 32768;
+  const auto [m, h100, d] = qwen3_32b_on_h100();
   const FitResult graphs = fit(m, h100, d, newest());
   ASSERT_GT(graphs.binding_worker().overheads.cudagraph.count(), 0);
   Deployment eager = d;
