@@ -1,6 +1,7 @@
 #include "vllm_command.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -24,7 +25,7 @@ const std::set<std::string>& value_flags() {
       "--kv-cache-memory-bytes",  "--num-redundant-experts",  "--mamba-cache-dtype",
       "--mamba-ssm-cache-dtype",  "--mamba-block-size",       "--num-gpu-blocks-override",
       "--kv-transfer-config",     "--revision",               "--download-dir",
-      "--speculative-config",     "--max-loras",              "--max-lora-rank",
+      "--max-loras",              "--max-lora-rank",
       "--lora-dtype",             "--quantization",           "--cpu-offload-gb",
       "--limit-mm-per-prompt",    "--mm-encoder-tp-mode",     "--attention-backend",
       "--optimization-level"};
@@ -48,7 +49,9 @@ const std::set<std::string>& switch_flags() {
 // Flags the parser reads besides those: their own handling below.
 const std::set<std::string>& special_flags() {
   static const std::set<std::string> kFlags = {"--model", "--kv-cache-dtype-skip-layers", "--eplb-config",
-                                               "--lora-target-modules", "--compilation-config"};
+                                               "--lora-target-modules", "--compilation-config",
+                                               "--speculative-config", "--spec-method", "--spec-model",
+                                               "--spec-tokens"};
   return kFlags;
 }
 
@@ -108,8 +111,16 @@ VllmCommand translate_vllm_command(const std::vector<std::string>& tokens, const
     throw UsageError("after `--`, expected `vllm serve MODEL ...` or `python -m vllm.entrypoints.openai.api_server ...`");
   }
   std::vector<std::string> flags;
-  // --compilation-config as JSON and as dotted keys (-cc.cudagraph_mode=NONE), merged as vLLM does.
+  // --compilation-config and --speculative-config as JSON and as dotted keys (-cc.cudagraph_mode=NONE),
+  // merged as vLLM does; --spec-method / --spec-model / --spec-tokens set speculative keys
+  // (EngineArgs.create_speculative_config).
   nlohmann::json compilation = nlohmann::json::object();
+  nlohmann::json speculative = nlohmann::json::object();
+  // A dotted value is JSON when it parses as JSON (3, true), else the text.
+  const auto dotted_value = [](const std::string& text) {
+    auto j = nlohmann::json::parse(text, nullptr, false);
+    return j.is_discarded() || j.is_object() || j.is_array() ? nlohmann::json(text) : j;
+  };
   for (; i < tokens.size(); ++i) {
     std::string word = tokens[i];
     if (word.rfind("-", 0) != 0) {
@@ -133,18 +144,37 @@ VllmCommand translate_vllm_command(const std::vector<std::string>& tokens, const
       if (i + 1 >= tokens.size()) throw UsageError(fmt::format("vllm command: {} needs a value", word));
       return tokens[++i];
     };
-    const std::string dotted_compilation = name.rfind("-cc.", 0) == 0                       ? name.substr(4)
-                                           : name.rfind("--compilation-config.", 0) == 0 ? name.substr(21)
-                                                                                          : "";
+    const auto dotted = [&](std::string_view short_prefix, std::string_view long_prefix) -> std::string {
+      if (name.rfind(short_prefix, 0) == 0) return name.substr(short_prefix.size());
+      if (name.rfind(long_prefix, 0) == 0) return name.substr(long_prefix.size());
+      return "";
+    };
+    const std::string dotted_compilation = dotted("-cc.", "--compilation-config.");
+    const std::string dotted_speculative = dotted("-sc.", "--speculative-config.");
+    const auto json_object = [&](const std::string& flag) {
+      const std::string text = take_value();
+      const auto j = nlohmann::json::parse(text, nullptr, false);
+      if (!j.is_object()) throw UsageError(fmt::format("vllm command: {} is not a JSON object: {}", flag, text));
+      return j;
+    };
+    static const std::map<std::string, std::string> kSpeculativeShorthands = {
+        {"--spec-method", "method"}, {"--spec-model", "model"}, {"--spec-tokens", "num_speculative_tokens"}};
     if (name == "--model") {
       flag_model = take_value();
     } else if (!dotted_compilation.empty()) {
-      compilation[dotted_compilation] = take_value();
+      compilation[dotted_compilation] = dotted_value(take_value());
+    } else if (!dotted_speculative.empty()) {
+      speculative[dotted_speculative] = dotted_value(take_value());
     } else if (name == "--compilation-config") {
-      const std::string text = take_value();
-      const auto j = nlohmann::json::parse(text, nullptr, false);
-      if (!j.is_object()) throw UsageError(fmt::format("vllm command: --compilation-config is not a JSON object: {}", text));
-      compilation.update(j);
+      compilation.update(json_object(name));
+    } else if (name == "--speculative-config") {
+      speculative.update(json_object(name));
+    } else if (const auto shorthand = kSpeculativeShorthands.find(name); shorthand != kSpeculativeShorthands.end()) {
+      const std::string& key = shorthand->second;
+      if (speculative.contains(key)) {
+        throw UsageError(fmt::format("vllm command: {} and --speculative-config['{}'] are mutually exclusive", name, key));
+      }
+      speculative[key] = key == "num_speculative_tokens" ? dotted_value(take_value()) : nlohmann::json(take_value());
     } else if (value_flags().count(name) != 0) {
       flags.push_back(name);
       flags.push_back(glued_level ? word.substr(2) : take_value());
@@ -202,6 +232,10 @@ VllmCommand translate_vllm_command(const std::vector<std::string>& tokens, const
   if (!compilation.empty()) {
     flags.push_back("--compilation-config");
     flags.push_back(compilation.dump());
+  }
+  if (!speculative.empty()) {
+    flags.push_back("--speculative-config");
+    flags.push_back(speculative.dump());
   }
   if (model.empty()) model = flag_model;
   if (model.empty()) throw UsageError("vllm command: no model (vllm serve MODEL or --model MODEL)");

@@ -27,8 +27,8 @@ TEST(VllmCommand, ServeLineBecomesFitFlags) {
        "--enable-expert-parallel", "--speculative-config", "{\"method\": \"mtp\"}", "--enable-eplb", "--eplb-config",
        "{\"num_redundant_experts\": 32}"});
   EXPECT_EQ(c.flags, (Words{"deepseek-ai/DeepSeek-V3", "--tensor-parallel-size", "8", "--pipeline-parallel-size", "2",
-                            "--max-model-len", "128k", "--enable-expert-parallel", "--speculative-config",
-                            "{\"method\": \"mtp\"}", "--num-redundant-experts", "32", "--vllm-env",
+                            "--max-model-len", "128k", "--enable-expert-parallel", "--num-redundant-experts", "32",
+                            "--speculative-config", "{\"method\":\"mtp\"}", "--vllm-env",
                             "VLLM_PP_LAYER_PARTITION=31,30"}));
   EXPECT_EQ(c.ignored, (Words{"--trust-remote-code", "--port"}));
   ASSERT_EQ(c.notes.size(), 1u);
@@ -47,7 +47,7 @@ TEST(VllmCommand, EveryEngineArgumentIsClassifiedAndTheParserFollowsTheList) {
     EXPECT_EQ(f.status == EngineFlagStatus::kRead, reads) << f.flag;
     read += f.status == EngineFlagStatus::kRead ? 1 : 0;
   }
-  EXPECT_EQ(read, 44u);
+  EXPECT_EQ(read, 47u);
   for (const char* flag : {"--tensor-parallel-size", "--enable-prefix-caching", "--no-enable-prefix-caching",
                            "--disable-hybrid-kv-cache-manager", "--kv-cache-dtype-skip-layers", "--eplb-config"}) {
     EXPECT_TRUE(vllm_command_reads(flag)) << flag;
@@ -67,6 +67,19 @@ TEST(VllmCommand, FlagsFollowTheirClassification) {
   ASSERT_EQ(c.notes.size(), 2u);
   EXPECT_NE(c.notes[0].find("--performance-mode changes GPU memory"), std::string::npos) << c.notes[0];
   EXPECT_NE(c.notes[1].find("--frobnicate is not one of vLLM's engine arguments"), std::string::npos) << c.notes[1];
+}
+
+// --spec-method / --spec-model / --spec-tokens and dotted -sc.KEY=VALUE are --speculative-config keys
+// (EngineArgs.create_speculative_config): merged into one JSON object, a key given twice is vLLM's error.
+TEST(VllmCommand, SpeculativeShorthandsAreSpeculativeConfigKeys) {
+  EXPECT_EQ(translate({"vllm", "serve", "m", "--spec-method", "eagle3", "--spec-model", "h", "--spec-tokens", "3"}).flags,
+            (Words{"m", "--speculative-config", R"({"method":"eagle3","model":"h","num_speculative_tokens":3})"}));
+  EXPECT_EQ(translate({"vllm", "serve", "m", "-sc.method=mtp", "-sc.num_speculative_tokens=2"}).flags,
+            (Words{"m", "--speculative-config", R"({"method":"mtp","num_speculative_tokens":2})"}));
+  EXPECT_EQ(translate({"vllm", "serve", "m", "-sc", R"({"method": "ngram"})", "--spec-tokens=4"}).flags,
+            (Words{"m", "--speculative-config", R"({"method":"ngram","num_speculative_tokens":4})"}));
+  EXPECT_THROW((void)translate({"vllm", "serve", "m", "-sc", R"({"method": "mtp"})", "--spec-method", "ngram"}),
+               UsageError);
 }
 
 // Environment variables: the ones gpubudget models are passed on (--vllm-env), those that change memory
