@@ -55,6 +55,17 @@ constexpr NameTable<OnlineQuantization, 3> kOnlineQuantizations{{{OnlineQuantiza
                                                                  {OnlineQuantization::kFp8, "fp8_per_tensor"}}};
 constexpr NameTable<EncoderTpMode, 2> kEncoderTpModes{{{EncoderTpMode::kWeights, "weights"},
                                                        {EncoderTpMode::kData, "data"}}};
+constexpr NameTable<All2AllBackend, 10> kAll2AllBackends{
+    {{All2AllBackend::kAllgatherReducescatter, "allgather_reducescatter"},
+     {All2AllBackend::kNaive, "naive"},
+     {All2AllBackend::kPplx, "pplx"},
+     {All2AllBackend::kDeepEpHighThroughput, "deepep_high_throughput"},
+     {All2AllBackend::kDeepEpLowLatency, "deepep_low_latency"},
+     {All2AllBackend::kFlashInferTwoSided, "flashinfer_nvlink_two_sided"},
+     {All2AllBackend::kFlashInferTwoSided, "flashinfer_all2allv"},
+     {All2AllBackend::kFlashInferOneSided, "flashinfer_nvlink_one_sided"},
+     {All2AllBackend::kMori, "mori"},
+     {All2AllBackend::kNixlEp, "nixl_ep"}}};
 
 template <typename Enum, std::size_t N>
 std::string_view name_in(const NameTable<Enum, N>& table, Enum value) {
@@ -84,6 +95,7 @@ std::string_view mamba_dtype_choice_name(MambaDtypeChoice choice) { return name_
 std::string_view speculative_method_name(SpeculativeMethod method) { return name_in(kSpeculativeMethods, method); }
 std::string_view online_quantization_name(OnlineQuantization method) { return name_in(kOnlineQuantizations, method); }
 std::string_view encoder_tp_mode_name(EncoderTpMode mode) { return name_in(kEncoderTpModes, mode); }
+std::string_view all2all_backend_name(All2AllBackend backend) { return name_in(kAll2AllBackends, backend); }
 
 ModelDtypeChoice parse_model_dtype_choice(std::string_view text, std::string_view flag) {
   if (text == "auto") return ModelDtypeChoice::kAuto;
@@ -133,6 +145,10 @@ OnlineQuantization parse_online_quantization(std::string_view text, std::string_
 
 EncoderTpMode parse_encoder_tp_mode(std::string_view text, std::string_view flag) {
   return parse_in(kEncoderTpModes, text, flag);
+}
+
+All2AllBackend parse_all2all_backend(std::string_view text, std::string_view flag) {
+  return parse_in(kAll2AllBackends, text, flag);
 }
 
 }  // namespace gpubudget

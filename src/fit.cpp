@@ -12,6 +12,7 @@
 
 #include "gpubudget/error.h"
 #include "gpubudget/limits.h"
+#include "all2all_buffers.h"
 #include "cuda_graph_choice.h"
 #include "kv_settings.h"
 
@@ -40,6 +41,10 @@ SchedulerLimits scheduler_limits(const Deployment& d, const GpuSpec& gpu, const 
   const bool llm = d.entry_point == EntryPoint::kLlm;
   limits.max_num_batched_tokens = d.max_num_batched_tokens.value_or(
       chosen ? (llm ? chosen->llm_class_max_num_batched_tokens : chosen->max_num_batched_tokens) : 2048);
+  // EngineArgs._set_default_max_num_seqs_and_batched_tokens_args: the batched DP MoE default (0.20+).
+  if (!d.max_num_batched_tokens && profile.all2all.batched_dp_moe_default_tokens > 0 && detail::uses_batched_dp_moe(d)) {
+    limits.max_num_batched_tokens = profile.all2all.batched_dp_moe_default_tokens;
+  }
   limits.max_num_seqs =
       d.max_num_seqs.value_or(chosen ? (llm ? chosen->llm_class_max_num_seqs : chosen->max_num_seqs) : 128);
   limits.defaulted = !d.max_num_batched_tokens || !d.max_num_seqs;
@@ -278,6 +283,14 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
   }
   const detail::CudaGraphChoice graphs = detail::cuda_graph_choice(d, profile);
   if (!graphs.caveat.empty()) r.warnings.push_back(graphs.caveat);
+  const detail::All2AllBuffers all2all = detail::all2all_buffers(model, d, profile, r.scheduler);
+  for (const auto& note : all2all.notes) r.notes.push_back(note);
+  for (const auto& warning : all2all.warnings) r.warnings.push_back(warning);
+  if (!all2all.start_blocker.empty() && r.vllm_would_start) {
+    r.vllm_would_start = false;
+    r.start_blocker = all2all.start_blocker;
+    r.warnings.push_back(r.start_blocker);
+  }
   if (d.lora.enabled) {
     r.warnings.push_back("LoRA: the adapter slots are counted; the CUDA graphs vLLM captures again for the LoRA case "
                          "are not in the graph estimate");
@@ -316,8 +329,9 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
     add_batched_token_buffers(w.weights, model, r.scheduler.max_num_batched_tokens);
     add_launch_option_weights(w.weights, model, layout, d, profile, r.scheduler);
     w.gpu = stage_gpu.name;
-    w.overheads = estimate_overheads(model, layout, stage_gpu, profile, r.scheduler, !graphs.captured,
-                                     !d.skip_mm_profiling);
+    w.overheads = estimate_overheads(model, layout, stage_gpu, profile, r.scheduler,
+                                     !graphs.captured || all2all.disables_cuda_graphs, !d.skip_mm_profiling);
+    w.overheads.non_torch += all2all.non_torch;
     if (d.kv_cache_memory) {
       w.kv_cache = *d.kv_cache_memory;
     } else {
@@ -390,6 +404,7 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
     const Bytes swing(static_cast<std::int64_t>(
         overheads * o.relative_uncertainty * (generic ? kGenericOverheadUncertaintyFactor : 1.0) +
         (generic ? kGenericWeightsUncertainty * weights : 0.0)));
+    r.kv_budget_swing = swing;
     r.max_model_len_low = largest_fitting_length(bw.kv, bw.check_memory - swing, r.judged_max_model_len);
     r.max_model_len_high = largest_fitting_length(bw.kv, bw.check_memory + swing, r.judged_max_model_len);
   }
@@ -480,14 +495,20 @@ std::vector<Explanation> explain_fit(const ModelSpec& checkpoint, const std::vec
                          gib_text(model.profile_workspace_transient)),
        gib_text(o.workspace + o.workspace_transient)},
       {"encoder_profile",
-       model.vision ? fmt::format("{} item(s) x {} tokens ({}), {} patches through the ViT; {}", o.encoder.items,
+       model.vision ? fmt::format("{} {}(s) x {} tokens (largest image {} tokens: {}{}), {} patches through the ViT; {}",
+                                  o.encoder.items, o.encoder.video ? "video" : "image",
+                                  o.encoder.items > 0 ? o.encoder.tokens / o.encoder.items : 0,
                                   model.vision->profile.max_tokens_per_item, model.vision->profile.max_item_source,
+                                  o.encoder.video ? fmt::format("; the dummy video has more: that image over as many "
+                                                                "frames as fit max_model_len, at most {}",
+                                                                model.vision->profile.video_max_frames)
+                                                  : std::string(),
                                   o.encoder.patches,
                                   d.skip_mm_profiling ? "skipped (--skip-mm-profiling)" : "first pipeline stage")
                     : std::string("no multimodal encoder"),
        fmt::format("pass {}, cached outputs {}", gib_text(o.encoder.pass), gib_text(o.encoder.cached_outputs))},
-      {"non_torch", fmt::format("vLLM {} profile, {} GPU(s), {}", profile.version, d.tensor_parallel_size *
-                                d.pipeline_parallel_size, gpu.nvlink ? "NVLink" : "PCIe"),
+      {"non_torch", fmt::format("vLLM {} profile, tensor-parallel group of {}, {}", profile.version,
+                                d.tensor_parallel_size, gpu.nvlink ? "NVLink" : "PCIe"),
        gib_text(o.non_torch)},
       {"cudagraph", fmt::format("base + per-layer x {} layers; {}", bw.end_layer - bw.first_layer,
                                 o.cudagraph_charged ? "charged (vLLM >= 0.21)" : "not charged by this vLLM"),

@@ -38,9 +38,27 @@ Bytes scaled(double bytes) { return bytes_from_double(std::round(bytes)); }
 
 }  // namespace
 
-// GPUModelRunner.profile_run, multimodal branch: the encoder budget is max(T, tokens of one
-// largest item); that many tokens' worth of largest items (at least one, at most S) go through the
-// ViT in one batch, and their outputs stay in the encoder cache while the text model is profiled.
+// Tokens of the Qwen2-VL family's dummy video (get_num_frames_with_most_features, _get_vision_info):
+// the largest image over the most frames whose tokens fit max_model_len (at least 1, at most the cap);
+// frames are padded to whole temporal patches.
+namespace {
+
+std::int64_t dummy_video_tokens(const EncoderProfileShape& s, std::int64_t max_model_len) {
+  const auto tokens = [&](std::int64_t frames) {
+    return std::max<std::int64_t>((frames + frames % s.temporal_patch) / s.temporal_patch, 1) * s.max_tokens_per_item;
+  };
+  std::int64_t frames = 1;
+  while (frames < s.video_max_frames && tokens(frames + 1) <= max_model_len) ++frames;
+  return tokens(frames);
+}
+
+}  // namespace
+
+// GPUModelRunner.profile_run, multimodal branch: only the modality with the most tokens per item is
+// profiled (MultiModalBudget.get_modality_with_max_tokens; a tie goes to "video"); the encoder budget
+// is max(T, tokens of one such item); that many tokens' worth of items (at least one, at most S) go
+// through the ViT in one batch, and their outputs stay in the encoder cache while the text model is
+// profiled.
 // Live elements per patch inside a ViT block (q/k/v, fc1 sharded over TP; residual and norm output
 // whole): attention 2d + 6d/tp (q, k, v, rotated q and k, output), MLP 2d + 2I/tp (3I/tp gated); a
 // replicated tower (Gemma 4's) holds them whole (tp = 1).
@@ -51,9 +69,14 @@ EncoderProfileEstimate estimate_encoder_profile(const ModelSpec& model, const Pa
   if (!model.vision || !layout.is_first_stage()) return out;
   const EncoderProfileShape& s = model.vision->profile;
   if (s.max_tokens_per_item <= 0) return out;
-  const std::int64_t budget = std::max(limits.max_num_batched_tokens, s.max_tokens_per_item);
-  out.items = std::clamp<std::int64_t>(budget / s.max_tokens_per_item, 1, std::max<std::int64_t>(limits.max_num_seqs, 1));
-  out.tokens = out.items * s.max_tokens_per_item;
+  const std::int64_t image_tokens = s.image_profiled ? s.max_tokens_per_item : 0;
+  const std::int64_t video_tokens = s.video_max_frames > 0 ? dummy_video_tokens(s, limits.max_model_len) : 0;
+  out.video = video_tokens >= image_tokens;
+  const std::int64_t item_tokens = std::max(image_tokens, video_tokens);
+  if (item_tokens <= 0) return out;
+  const std::int64_t budget = std::max(limits.max_num_batched_tokens, item_tokens);
+  out.items = std::clamp<std::int64_t>(budget / item_tokens, 1, std::max<std::int64_t>(limits.max_num_seqs, 1));
+  out.tokens = out.items * item_tokens;
   out.patches = out.tokens * s.patches_per_token;
   const std::int64_t tp = s.replicated ? 1 : layout.tp;
   const std::int64_t attention = 2 * s.hidden + 6 * s.hidden / tp;
@@ -89,7 +112,9 @@ OverheadEstimate estimate_overheads(const ModelSpec& model, const ParallelLayout
                std::max(out.sampler, out.forward + out.workspace_transient) + out.encoder.cached_outputs) +
       out.workspace;
 
-  const bool single_gpu = layout.tp * layout.pp == 1;
+  // The tensor-parallel group's communicators (NCCL, custom all-reduce) hold the buffers; pipeline
+  // stages alone add next to nothing (observations vo-067/068: TP 1 with PP 2 and 4 log 0.07 GiB).
+  const bool single_gpu = layout.tp == 1;
   out.non_torch = single_gpu ? c.non_torch_single_gpu
                              : (gpu.nvlink ? c.non_torch_multi_nvlink : c.non_torch_multi_pcie);
 

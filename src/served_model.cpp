@@ -59,9 +59,29 @@ void check_servable_alone(const ModelSpec& model) {
       model.source));
 }
 
+namespace {
+
+// The encoder profile as --limit-mm-per-prompt and --mm-processor-kwargs leave it: a modality given 0
+// items is not profiled; max_pixels resizes the Qwen2-VL family's largest image (and so its video).
+void apply_multimodal_limits(EncoderProfileShape& profile, const Deployment& d) {
+  const auto disabled = [&](const char* modality) {
+    return std::find(d.disabled_modalities.begin(), d.disabled_modalities.end(), modality) !=
+           d.disabled_modalities.end();
+  };
+  if (disabled("video")) profile.video_max_frames = 0;
+  if (disabled("image") && profile.video_max_frames > 0) profile.image_profiled = false;
+  if (d.mm_max_pixels > 0 && profile.pixels_per_token_side > 0) {
+    profile.max_tokens_per_item = qwen2_vl_largest_image_tokens(d.mm_max_pixels, profile.pixels_per_token_side);
+    profile.max_item_source = fmt::format("--mm-processor-kwargs max_pixels {}", d.mm_max_pixels);
+  }
+}
+
+}  // namespace
+
 bool deployment_rebuilds_model(const Deployment& d) {
   return d.dtype != ModelDtypeChoice::kAuto || d.quantization != OnlineQuantization::kNone || d.language_model_only ||
-         d.mm_encoder_tp_mode != EncoderTpMode::kWeights || d.speculative.method != SpeculativeMethod::kNone;
+         d.mm_encoder_tp_mode != EncoderTpMode::kWeights || d.speculative.method != SpeculativeMethod::kNone ||
+         !d.disabled_modalities.empty() || d.mm_max_pixels > 0;
 }
 
 ModelSpec model_as_served(const ModelSpec& checkpoint, const Deployment& d, const SpeculativeRules& rules) {
@@ -91,6 +111,7 @@ ModelSpec model_as_served(const ModelSpec& checkpoint, const Deployment& d, cons
     for (auto& l : m.vision->linears) l.parallelism = Parallelism::kReplicated;
     m.vision->profile.replicated = true;
   }
+  if (m.vision) apply_multimodal_limits(m.vision->profile, d);
   if (method == SpeculativeMethod::kMtp) {
     if (d.speculative.draft_tensor_parallel_size && *d.speculative.draft_tensor_parallel_size != d.tensor_parallel_size) {
       throw InputError(fmt::format("--speculative-config draft_tensor_parallel_size {}: MTP layers run with the "

@@ -185,7 +185,7 @@ VllmProfile detail::parse_vllm_profile(const std::string& text, const std::strin
   const detail::JsonReader r(json, path);
   r.reject_unknown_keys({"schema_version", "version", "description", "default_gpu_memory_utilization",
                          "charges_cudagraph_memory", "kv_tokens_from_concurrency", "attention_backend_env", "optimization_levels",
-                         "kv_cache", "hybrid", "lora", "speculative", "messages", "batch_defaults",
+                         "kv_cache", "hybrid", "lora", "speculative", "all2all", "messages", "batch_defaults",
                          "attention_backends", "mxfp4_moe_backends", "overheads", "calibration", "sources"});
   if (r.integer("schema_version", 1, 1) != 1) r.fail("schema_version", "1");
   VllmProfile p;
@@ -206,6 +206,20 @@ VllmProfile detail::parse_vllm_profile(const std::string& text, const std::strin
     const detail::JsonReader sp = r.object("speculative");
     sp.reject_unknown_keys({"mtp_shares_head", "note"});
     p.speculative.mtp_shares_head = sp.boolean("mtp_shares_head", true);
+  }
+  if (r.has("all2all")) {
+    const detail::JsonReader a = r.object("all2all");
+    a.reject_unknown_keys({"deepep_high_throughput_disables_cuda_graphs", "backend_env", "dispatch_tokens", "moe_dp_chunk_size",
+                           "batched_dp_moe_default_tokens", "note"});
+    p.all2all.deepep_high_throughput_disables_cuda_graphs = a.boolean("deepep_high_throughput_disables_cuda_graphs", true);
+    p.all2all.backend_env = a.boolean("backend_env", false);
+    const std::string tokens = a.optional_string("dispatch_tokens").value_or("moe_dp_chunk_size");
+    if (tokens != "moe_dp_chunk_size" && tokens != "max_num_batched_tokens") {
+      a.fail("dispatch_tokens", "\"moe_dp_chunk_size\" or \"max_num_batched_tokens\"");
+    }
+    p.all2all.dispatch_tokens_are_batched_tokens = tokens == "max_num_batched_tokens";
+    p.all2all.moe_dp_chunk_size = a.optional_integer("moe_dp_chunk_size", 1, 1 << 20).value_or(256);
+    p.all2all.batched_dp_moe_default_tokens = a.optional_integer("batched_dp_moe_default_tokens", 0, 1 << 20).value_or(0);
   }
   if (r.has("lora")) {
     const detail::JsonReader l = r.object("lora");

@@ -108,6 +108,8 @@ void add_fit_options(CLI::App& fit, FitOptions& o) {
   fit.add_flag("--no-disable-hybrid-kv-cache-manager", o.no_disable_hybrid_kv_cache_manager,
                "keep the hybrid KV cache manager where vLLM allows it");
   fit.add_option("--kv-transfer-config", o.kv_transfer_config, "JSON; its kv_connector decides the hybrid KV manager");
+  fit.add_option("--kv-offloading-size", o.kv_offloading_size, "GiB of CPU memory for offloaded KV blocks (all ranks)");
+  fit.add_option("--kv-offloading-backend", o.kv_offloading_backend, "native (default) or lmcache");
   fit.add_option("--kv-cache-memory-bytes", o.kv_cache_memory_bytes, "fixed KV budget, bypasses utilization");
   fit.add_flag("--json", o.json, "one JSON document on stdout");
   fit.add_flag("--explain", o.explain, "show the formula and inputs behind each figure");

@@ -74,6 +74,12 @@ double parse_fraction(const std::string& flag, const std::string& text) {
   return value;
 }
 
+double parse_gib(const std::string& flag, const std::string& text) {
+  double value = 0;
+  if (!parse_decimal(text, value)) bad(flag, text, "a decimal number of GiB such as 64 or 0.5");
+  return value;
+}
+
 MaxModelLenFlag parse_max_model_len(const std::string& text) {
   if (text.empty()) return {};
   if (text == "auto" || text == "-1") return {std::nullopt, true};

@@ -14,6 +14,8 @@ namespace gpubudget::cli {
 std::int64_t parse_human_int(const std::string& flag, const std::string& text);
 // A fraction such as --gpu-memory-utilization's ("0.9", ".95", "1"). Throws UsageError naming `flag`.
 double parse_fraction(const std::string& flag, const std::string& text);
+// A decimal count of GiB (--kv-offloading-size "64", "0.5"). Throws UsageError naming `flag`.
+double parse_gib(const std::string& flag, const std::string& text);
 // --max-model-len as vLLM reads it: N (128k, 128K), or `auto` / -1 for vLLM's auto-fit (0.14+); ""
 // (the flag absent) is neither: the model's derived maximum.
 struct MaxModelLenFlag {

@@ -119,6 +119,8 @@ std::string vllm_serve_line(const FitOptions& o, const Deployment& d, const FitR
                                                : " --no-disable-hybrid-kv-cache-manager";
   }
   if (!o.kv_transfer_config.empty()) add("--kv-transfer-config", "'" + o.kv_transfer_config + "'");
+  if (!o.kv_offloading_size.empty()) add("--kv-offloading-size", o.kv_offloading_size);
+  if (!o.kv_offloading_backend.empty()) add("--kv-offloading-backend", o.kv_offloading_backend);
   line += launch_flags_for_vllm(o.launch);
   if (d.allow_chunked_local_attn_with_hybrid_kv_cache) {
     line = fmt::format("VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE={} {}",
@@ -158,6 +160,29 @@ ResolvedFit resolve_fit_options(const FitOptions& o, const ConfigDir& configs, s
                                                   o.disable_hybrid_kv_cache_manager,
                                                   o.no_disable_hybrid_kv_cache_manager);
   if (!o.kv_transfer_config.empty()) d.kv_connector = kv_connector_of("--kv-transfer-config", o.kv_transfer_config);
+  if (!o.kv_offloading_backend.empty() && o.kv_offloading_size.empty()) {
+    throw UsageError("--kv-offloading-backend without --kv-offloading-size: vLLM offloads nothing");
+  }
+  if (!o.kv_offloading_size.empty()) {
+    // VllmConfig._post_init_kv_transfer_config: the size (GiB over all ranks, CPU memory) selects a
+    // connector; its blocks are copies in host memory and the GPU KV cache keeps its size.
+    const double gib = parse_gib("--kv-offloading-size", o.kv_offloading_size);
+    if (!(gib > 0 && gib <= 1 << 20)) {
+      throw UsageError(fmt::format("--kv-offloading-size {}: expected GiB above 0, up to 1048576", o.kv_offloading_size));
+    }
+    const std::string backend = o.kv_offloading_backend.empty() ? "native" : o.kv_offloading_backend;
+    if (backend != "native" && backend != "lmcache") {
+      throw UsageError(fmt::format("--kv-offloading-backend {}: expected native or lmcache", backend));
+    }
+    if (!d.kv_connector.empty()) {
+      throw UsageError("--kv-offloading-size with --kv-transfer-config: give one of them (vLLM rewrites the connector)");
+    }
+    d.kv_connector = backend == "native" ? "OffloadingConnector" : "LMCacheConnectorV1";
+    if (backend == "lmcache") {
+      err << "warning: --kv-offloading-backend lmcache: LMCache's GPU staging buffer (tens of MiB) is allocated after "
+             "vLLM sizes the KV cache and is not counted\n";
+    }
+  }
   if (!o.kv_cache_memory_bytes.empty()) {
     d.kv_cache_memory = Bytes(parse_human_int("--kv-cache-memory-bytes", o.kv_cache_memory_bytes));
   }
@@ -189,12 +214,29 @@ ResolvedFit resolve_fit_options(const FitOptions& o, const ConfigDir& configs, s
       } else {
         d.attention_backend = value;
       }
+    } else if (var == "VLLM_ALL2ALL_BACKEND") {
+      // Read when --all2all-backend is not given, until the variable's removal (0.16).
+      if (!out.profile.all2all.backend_env) {
+        err << fmt::format("warning: vLLM {} ignores VLLM_ALL2ALL_BACKEND (removed; use --all2all-backend); the "
+                           "budget uses vLLM's default\n",
+                           out.profile.version);
+      } else if (!o.launch.all2all_backend.empty() && o.launch.all2all_backend != value) {
+        throw UsageError("--all2all-backend and VLLM_ALL2ALL_BACKEND disagree");
+      } else {
+        d.all2all_backend = parse_all2all_backend(value, var);
+      }
+    } else if (var == "VLLM_DEEPEP_BUFFER_SIZE_MB") {
+      d.deepep_buffer_size_mb = parse_human_int(var, value);
+      if (d.deepep_buffer_size_mb < 1 || d.deepep_buffer_size_mb > (1 << 20)) {
+        throw UsageError(fmt::format("--vllm-env {}={}: expected MiB from 1 to 1048576", var, value));
+      }
     } else if (var == "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE") {
       d.allow_chunked_local_attn_with_hybrid_kv_cache = env_bool(var, value);
     } else {
       throw UsageError(fmt::format("--vllm-env: {} is not a variable gpubudget models (VLLM_PP_LAYER_PARTITION, "
                                    "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, VLLM_ATTENTION_BACKEND, "
-                                   "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE)",
+                                   "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE, VLLM_ALL2ALL_BACKEND, "
+                                   "VLLM_DEEPEP_BUFFER_SIZE_MB)",
                                    var));
     }
   }

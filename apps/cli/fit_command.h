@@ -36,6 +36,8 @@ struct FitOptions {
   std::string mamba_cache_dtype = "auto";
   std::string mamba_ssm_cache_dtype = "auto";
   std::string kv_transfer_config;        // --kv-transfer-config JSON: its kv_connector matters
+  std::string kv_offloading_size;        // --kv-offloading-size GiB (all ranks): a KV offloading connector
+  std::string kv_offloading_backend;     // --kv-offloading-backend native | lmcache ("" = native)
   // Paired vLLM flags (--X / --no-X): neither given = the version's default.
   bool enable_prefix_caching = false;
   bool no_enable_prefix_caching = false;

@@ -142,7 +142,8 @@ void write_fit_text(const FitQuery& c, const FitResult& r, const std::vector<Rem
     row("    of which encoder profile", w.overheads.encoder.pass >= w.overheads.activation_peak
                                              ? w.overheads.encoder.pass
                                              : w.overheads.encoder.cached_outputs,
-        fmt::format("   {} image(s), {} ViT patches", w.overheads.encoder.items,
+        fmt::format("   {} {}(s), {} ViT patches", w.overheads.encoder.items,
+                    w.overheads.encoder.video ? "video" : "image",
                     with_commas(w.overheads.encoder.patches)));
   }
   row("- non-torch (estimate)", w.overheads.non_torch);

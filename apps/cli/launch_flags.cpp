@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "cli_errors.h"
@@ -97,6 +98,52 @@ SpeculativeDecoding parse_speculative_config(const std::string& text, std::strin
   return s;
 }
 
+// --mm-processor-kwargs as the Qwen2-VL processor family reads it for its largest image
+// (Qwen2VLProcessingInfo._get_vision_info: `size` merged into the processor's, then `max_pixels` over
+// size.longest_edge). Returns 0 when the kwargs leave the largest image alone; warns on stderr about
+// keys that are passed to the processor and not modelled.
+std::int64_t largest_image_pixels(const std::string& text, const ModelSpec& model, std::ostream& err) {
+  const nlohmann::json j = parse_object("--mm-processor-kwargs", text);
+  const auto pixels = [](const nlohmann::json& value, const std::string& key) {
+    if (!value.is_number_integer() || value.get<std::int64_t>() < 1 || value.get<std::int64_t>() > (std::int64_t{1} << 40)) {
+      throw UsageError(fmt::format("--mm-processor-kwargs: {} must be a pixel count from 1 to 2^40, got {}", key,
+                                   value.dump()));
+    }
+    return value.get<std::int64_t>();
+  };
+  std::int64_t largest = 0;
+  std::vector<std::string> unmodelled;
+  for (const auto& [key, value] : j.items()) {
+    if (key == "max_pixels") {
+      largest = pixels(value, key);
+    } else if (key == "size" && value.is_object()) {
+      for (const auto& [edge, v] : value.items()) {
+        if (edge == "longest_edge" && !j.contains("max_pixels")) largest = pixels(v, "size.longest_edge");
+        if (edge != "longest_edge" && edge != "shortest_edge") unmodelled.push_back("size." + edge);
+      }
+    } else if (key != "min_pixels" && key != "fps" && key != "num_frames") {
+      // min_pixels does not change the largest image; fps and num_frames sample real videos only.
+      unmodelled.push_back(key);
+    }
+  }
+  const bool qwen2_vl_family = model.vision && model.vision->profile.pixels_per_token_side > 0;
+  if (!qwen2_vl_family) {
+    err << "warning: --mm-processor-kwargs: not modelled for this model's processor; the encoder profile keeps "
+           "the processor's defaults\n";
+    return 0;
+  }
+  if (!unmodelled.empty()) {
+    err << fmt::format("warning: --mm-processor-kwargs {}: not modelled; the encoder profile may differ\n",
+                       fmt::join(unmodelled, ", "));
+  }
+  const std::int64_t side = model.vision->profile.pixels_per_token_side;
+  if (largest > 0 && largest < side * side) {
+    throw UsageError(fmt::format("--mm-processor-kwargs: max_pixels {} is below one merged token ({} x {} pixels)",
+                                 largest, side, side));
+  }
+  return largest;
+}
+
 }  // namespace
 
 std::string launch_flags_for_vllm(const LaunchFlags& f) {
@@ -121,9 +168,11 @@ std::string launch_flags_for_vllm(const LaunchFlags& f) {
   if (!f.quantization.empty()) add("--quantization", f.quantization);
   if (f.cpu_offload_gb > 0) add("--cpu-offload-gb", fmt::format("{}", f.cpu_offload_gb));
   if (!f.limit_mm_per_prompt.empty()) add("--limit-mm-per-prompt", quoted(f.limit_mm_per_prompt));
+  if (!f.mm_processor_kwargs.empty()) add("--mm-processor-kwargs", quoted(f.mm_processor_kwargs));
   if (f.language_model_only) line += " --language-model-only";
   if (f.mm_encoder_tp_mode != "weights") add("--mm-encoder-tp-mode", f.mm_encoder_tp_mode);
   if (!f.attention_backend.empty()) add("--attention-backend", f.attention_backend);
+  if (!f.all2all_backend.empty()) add("--all2all-backend", f.all2all_backend);
   if (f.optimization_level != -1) line += fmt::format(" -O{}", f.optimization_level);
   if (!f.compilation_config.empty()) add("--compilation-config", quoted(f.compilation_config));
   return line;
@@ -143,6 +192,10 @@ void add_launch_flags(CLI::App& app, LaunchFlags& f) {
   app.add_option("--cpu-offload-gb", f.cpu_offload_gb, "GiB of weights per GPU kept in CPU memory");
   app.add_option("--limit-mm-per-prompt", f.limit_mm_per_prompt, "JSON: items per modality; all 0 drops the tower");
   app.add_flag("--language-model-only", f.language_model_only, "no vision tower, no encoder profile");
+  app.add_option("--all2all-backend", f.all2all_backend,
+                 "expert-parallel all-to-all with DP > 1: DeepEP buffers counted; others warned");
+  app.add_option("--mm-processor-kwargs", f.mm_processor_kwargs,
+                 "JSON: processor overrides; max_pixels / size.longest_edge size the Qwen2-VL family's encoder profile");
   app.add_option("--mm-encoder-tp-mode", f.mm_encoder_tp_mode, "weights (default) or data: the tower whole per rank");
   app.add_option("--attention-backend", f.attention_backend, "the attention backend vLLM must use");
   app.add_option("-O,--optimization-level", f.optimization_level, "0-3; -O0: no compile and no CUDA graphs (vLLM 0.13+)");
@@ -193,6 +246,7 @@ void apply_launch_flags(const LaunchFlags& f, const ModelSpec& model, const Mode
       }
       if (count.get<std::int64_t>() == 0) zero.push_back(modality);
     }
+    d.disabled_modalities = zero;
     // vLLM skips the tower only when every modality it serves is 0 (a missing one counts as 999).
     if (model.vision) {
       const auto& served = model.vision->modalities;
@@ -202,8 +256,10 @@ void apply_launch_flags(const LaunchFlags& f, const ModelSpec& model, const Mode
       if (all_zero) d.language_model_only = true;
     }
   }
+  if (!f.mm_processor_kwargs.empty()) d.mm_max_pixels = largest_image_pixels(f.mm_processor_kwargs, model, err);
   d.mm_encoder_tp_mode = parse_encoder_tp_mode(f.mm_encoder_tp_mode);
   d.attention_backend = f.attention_backend;
+  if (!f.all2all_backend.empty()) d.all2all_backend = parse_all2all_backend(f.all2all_backend);
   if (f.optimization_level != -1) {
     if (f.optimization_level < 0 || f.optimization_level > 3) {
       throw UsageError(fmt::format("--optimization-level {}: expected 0, 1, 2 or 3", f.optimization_level));

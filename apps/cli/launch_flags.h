@@ -28,9 +28,11 @@ struct LaunchFlags {
   std::string quantization;         // -q / --quantization ("" = the checkpoint's)
   double cpu_offload_gb = 0;
   std::string limit_mm_per_prompt;  // --limit-mm-per-prompt JSON
+  std::string mm_processor_kwargs;  // --mm-processor-kwargs JSON
   bool language_model_only = false;
   std::string mm_encoder_tp_mode = "weights";
   std::string attention_backend;    // --attention-backend
+  std::string all2all_backend;      // --all2all-backend ("" = vLLM's default or VLLM_ALL2ALL_BACKEND)
   std::int64_t optimization_level = -1;  // -O / --optimization-level (-1: not given)
   std::string compilation_config;   // --compilation-config JSON
 };

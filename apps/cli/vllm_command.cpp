@@ -25,9 +25,11 @@ const std::set<std::string>& value_flags() {
       "--kv-cache-memory-bytes",  "--num-redundant-experts",  "--mamba-cache-dtype",
       "--mamba-ssm-cache-dtype",  "--mamba-block-size",       "--num-gpu-blocks-override",
       "--kv-transfer-config",     "--revision",               "--download-dir",
+      "--kv-offloading-size",     "--kv-offloading-backend",
       "--max-loras",              "--max-lora-rank",
       "--lora-dtype",             "--quantization",           "--cpu-offload-gb",
       "--limit-mm-per-prompt",    "--mm-encoder-tp-mode",     "--attention-backend",
+      "--mm-processor-kwargs",    "--all2all-backend",
       "--optimization-level"};
   return kFlags;
 }
@@ -61,12 +63,10 @@ const std::set<std::string>& special_flags() {
 bool changes_memory_unmodelled(const std::string& var) {
   static const std::set<std::string> kVars = {"VLLM_MLA_DISABLE",
                                               "VLLM_USE_FLASHINFER_SAMPLER",
-                                              "VLLM_DEEPEP_BUFFER_SIZE_MB",
                                               "VLLM_FLASHINFER_WORKSPACE_BUFFER_SIZE",
                                               "VLLM_MAX_TOKENS_PER_EXPERT_FP4_MOE",
                                               "VLLM_SPARSE_INDEXER_MAX_LOGITS_MB",
-                                              "VLLM_USE_V2_MODEL_RUNNER",
-                                              "VLLM_ALL2ALL_BACKEND"};
+                                              "VLLM_USE_V2_MODEL_RUNNER"};
   return kVars.count(var) != 0;
 }
 
@@ -244,7 +244,7 @@ VllmCommand translate_vllm_command(const std::vector<std::string>& tokens, const
   for (const auto& assignment : env) {
     const std::string var = assignment.substr(0, assignment.find('='));
     if (var == "VLLM_PP_LAYER_PARTITION" || var == "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS" ||
-        var == "VLLM_ATTENTION_BACKEND" ||
+        var == "VLLM_ATTENTION_BACKEND" || var == "VLLM_ALL2ALL_BACKEND" || var == "VLLM_DEEPEP_BUFFER_SIZE_MB" ||
         var == "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE") {
       out.flags.push_back("--vllm-env");
       out.flags.push_back(assignment);

@@ -16,8 +16,15 @@
 //    logged peak first, and rows whose peak is the encoder pass are left out;
 //  - non-torch memory: the mean per class (one GPU; several on NVLink; several on PCIe);
 //  - CUDA-graph memory = base + per_layer x layers on the worker (two-parameter least squares);
-//  - relative_uncertainty: the 90th percentile of |logged - fitted| / fitted for activation +
-//    non-torch, rounded up to 0.05, at least the profile's floor (default 0.1).
+//  - relative_uncertainty: the swing of the KV budget, as a fraction of the estimated overheads, that
+//    holds 90% of the rows out of sample. Each model's rows are predicted with coefficients fitted
+//    without that model (leave one model out), and each row gives |logged - predicted| / predicted
+//    overheads: of the available KV memory where it is logged, else of activation + non-torch. The
+//    split-conformal quantile of those n misses (the ceil((n + 1) x 0.9)-th smallest), rounded up to
+//    0.05, at least the profile's floor (default 0.1). Rows of the
+//    profile's versions that log the available KV memory but no overhead term count here too, and, for
+//    the profile whose versions have no upper end, rows of an unknown vLLM version (fit's default is
+//    the newest profile).
 // CUDA graphs with a negative fitted slope fall back to the mean (graph memory does not shrink with
 // layers).
 // A term without rows keeps the profile's coefficient. Output: the profile JSON with `overheads`
@@ -55,7 +62,11 @@ struct ReplayRow {
   std::optional<double> logged_available_gib, predicted_available_gib;
   std::optional<double> logged_activation_gib, predicted_activation_gib;
   std::optional<double> logged_non_torch_gib, predicted_non_torch_gib;
-  std::optional<double> logged_cudagraph_gib;
+  std::optional<double> logged_cudagraph_gib, predicted_cudagraph_gib;
+  bool cudagraph_charged = false;  // the profile takes the graph estimate off the budget
+  // The predicted available KV memory moved by the uncertainty (FitResult::kv_budget_swing).
+  std::optional<double> predicted_available_low_gib, predicted_available_high_gib;
+  OverheadModel coefficients;  // the profile's overhead coefficients the row was replayed with
   // The overhead model's inputs for this row (what `calibrate` fits coefficients on): sampler and
   // forward activation bytes per unit coefficient, decoder layers on the binding worker, and the
   // non-torch class ("single", "nvlink", "pcie").
@@ -84,6 +95,9 @@ struct TermFit {
   std::size_t rows = 0;
   double rmse_gib = 0;  // root-mean-square residual of the fitted term
 };
+
+// The model a row ran, for grouping rows by model: its bundled config, else the logged id.
+std::string replayed_model(const ReplayRow& row);
 
 struct Calibration {
   std::string profile_json;    // the calibrated profile, ready to write

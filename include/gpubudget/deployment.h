@@ -114,6 +114,20 @@ enum class EncoderTpMode {
   kData,     // the tower whole on every TP rank, the images split instead
 };
 
+// --all2all-backend (VLLM_ALL2ALL_BACKEND before 0.15): the expert-parallel dispatch / combine of data
+// parallel ranks (vllm/config/parallel.py All2AllBackend).
+enum class All2AllBackend {
+  kAllgatherReducescatter,  // the default: NCCL all-gather / reduce-scatter, no buffers of its own
+  kNaive,                   // removed (falls back to allgather_reducescatter); no buffers either
+  kPplx,                    // removed from 2026-02 (falls back); its buffers are not modelled
+  kDeepEpHighThroughput,
+  kDeepEpLowLatency,
+  kFlashInferTwoSided,      // also "flashinfer_all2allv"
+  kFlashInferOneSided,
+  kMori,
+  kNixlEp,
+};
+
 // Each enum's vLLM spelling ("auto", "bfloat16", "fp8_e4m3", "serve", "align", ...); static storage.
 std::string_view model_dtype_choice_name(ModelDtypeChoice choice);
 std::string_view kv_cache_dtype_choice_name(KvCacheDtypeChoice choice);
@@ -123,6 +137,7 @@ std::string_view mamba_dtype_choice_name(MambaDtypeChoice choice);
 std::string_view speculative_method_name(SpeculativeMethod method);
 std::string_view online_quantization_name(OnlineQuantization method);
 std::string_view encoder_tp_mode_name(EncoderTpMode mode);
+std::string_view all2all_backend_name(All2AllBackend backend);
 
 // Parsers of vLLM's spellings. Each throws InputError naming `flag`, the text and the accepted values.
 // parse_model_dtype_choice also takes torch's aliases ("half", "float", "bf16" ...).
@@ -134,6 +149,7 @@ MambaDtypeChoice parse_mamba_dtype_choice(std::string_view text, std::string_vie
 SpeculativeMethod parse_speculative_method(std::string_view text, std::string_view flag = "--speculative-config");
 OnlineQuantization parse_online_quantization(std::string_view text, std::string_view flag = "--quantization");
 EncoderTpMode parse_encoder_tp_mode(std::string_view text, std::string_view flag = "--mm-encoder-tp-mode");
+All2AllBackend parse_all2all_backend(std::string_view text, std::string_view flag = "--all2all-backend");
 
 struct Deployment {
   // --tensor-parallel-size / -tp. Default: 1. Requires >= 1.
@@ -221,8 +237,17 @@ struct Deployment {
   // --limit-mm-per-prompt with 0 for every modality of the vision tower, or --language-model-only:
   // vLLM builds no tower and profiles no encoder. Default: false.
   bool language_model_only = false;
+  // --limit-mm-per-prompt modalities given 0 items: not profiled ("image", "video", ...). Default: none.
+  std::vector<std::string> disabled_modalities;
+  // --mm-processor-kwargs max_pixels (else size.longest_edge): pixels of the largest image the processor
+  // accepts, which sizes the encoder profile of the Qwen2-VL processor family. 0 = the processor's own.
+  std::int64_t mm_max_pixels = 0;
   // --mm-encoder-tp-mode. Default: weights.
   EncoderTpMode mm_encoder_tp_mode = EncoderTpMode::kWeights;
+  // --all2all-backend and VLLM_DEEPEP_BUFFER_SIZE_MB (MiB of DeepEP's NVLink buffer, and of its RDMA
+  // buffer across nodes). The backend allocates only with --enable-expert-parallel and DP > 1.
+  All2AllBackend all2all_backend = All2AllBackend::kAllgatherReducescatter;
+  std::int64_t deepep_buffer_size_mb = 1024;
   // --attention-backend / VLLM_ATTENTION_BACKEND: the backend vLLM must use ("" lets it choose).
   std::string attention_backend;
 };

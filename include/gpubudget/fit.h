@@ -95,6 +95,10 @@ struct FitResult {
   // max_model_len when --kv-cache-memory-bytes fixes the budget.
   std::int64_t max_model_len_low = 0;
   std::int64_t max_model_len_high = 0;
+  // That swing of the binding worker's KV budget, in bytes (0 when the budget is fixed): the
+  // available KV memory is expected within kv_cache -/+ this on a deployment like the profile's
+  // calibration rows (calibrate.h: it covers 90% of them out of sample).
+  Bytes kv_budget_swing;
   std::int64_t num_blocks = 0;       // min over workers (includes vLLM's null block)
   std::int64_t kv_cache_tokens = 0;  // "GPU KV cache size: N tokens"
   // "Maximum concurrency for M tokens per request: Cx": the exact quotient; vLLM prints it "%.2f"

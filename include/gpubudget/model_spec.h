@@ -183,7 +183,20 @@ struct EncoderProfileShape {
   std::int64_t output_width = 0;          // elements per token the encoder hands to the language model
   std::string max_item_source;            // where max_tokens_per_item comes from (for --explain)
   bool replicated = false;                // the tower is whole on every rank (Gemma 4): nothing split by TP
+  // The Qwen2-VL processor family (qwen2_vl.py Qwen2VLProcessingInfo): the largest image is the
+  // processor's max_pixels factored into rows x columns of merged tokens of this many pixels a side
+  // (patch x spatial merge; 0: max_tokens_per_item is fixed), and the dummy video is that image over
+  // as many frames as fit the engine's max_model_len, at most video_max_frames (0: no such video).
+  std::int64_t pixels_per_token_side = 0;
+  std::int64_t video_max_frames = 0;      // _MAX_FRAMES_PER_VIDEO
+  std::int64_t temporal_patch = 1;        // frames per temporal patch (Conv3d depth)
+  bool image_profiled = true;             // false: --limit-mm-per-prompt gives images 0
 };
+
+// Language-model tokens of the Qwen2-VL processor family's largest image for `max_pixels`
+// (get_image_size_with_most_features): max_pixels / side^2 merged tokens, lowered until the closest
+// factor pair has an aspect ratio of at most 200.
+std::int64_t qwen2_vl_largest_image_tokens(std::int64_t max_pixels, std::int64_t pixels_per_token_side);
 
 // A buffer the profile run reserves from vLLM's shared workspace (vllm/v1/worker/workspace.py: one
 // buffer, as large as the largest request), sized from the engine's max_model_len L and

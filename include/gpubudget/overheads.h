@@ -24,7 +24,8 @@ struct SchedulerLimits {
 
 // The profile run's multimodal encoder pass (first pipeline stage of a model with a vision tower).
 struct EncoderProfileEstimate {
-  std::int64_t items = 0;    // largest-size images profiled together
+  bool video = false;        // the profiled item is the dummy video (more tokens than the largest image)
+  std::int64_t items = 0;    // largest-size images (or videos) profiled together
   std::int64_t tokens = 0;   // language-model tokens they produce
   std::int64_t patches = 0;  // ViT patches they are cut into
   Bytes pass;                // peak while the encoder runs (activations, pixel values, outputs)

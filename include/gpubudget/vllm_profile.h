@@ -84,12 +84,14 @@ struct OverheadModel {
   double sampler_bytes_per_logit = 0;
   // Forward pass of the profile run: multiple of the largest per-token activation width, in bytes.
   double forward_activation_factor = 0;
-  Bytes non_torch_single_gpu;     // non-torch increase at TP*PP == 1
-  Bytes non_torch_multi_nvlink;   // ... with several GPUs and custom all-reduce (NVLink)
-  Bytes non_torch_multi_pcie;     // ... with several GPUs on PCIe (custom all-reduce off)
+  Bytes non_torch_single_gpu;     // non-torch increase at TP == 1 (pipeline stages alone add ~nothing)
+  Bytes non_torch_multi_nvlink;   // ... with TP > 1 and custom all-reduce (NVLink)
+  Bytes non_torch_multi_pcie;     // ... with TP > 1 on PCIe (custom all-reduce off)
   Bytes cudagraph_base;           // CUDA-graph estimate: fixed part
   Bytes cudagraph_per_layer;      // ... plus this per decoder layer on the worker
-  double relative_uncertainty = 0;  // 1-sigma relative error of (activation + non-torch + graphs)
+  // The swing of the KV budget as a fraction of the estimated overheads (activation + non-torch +
+  // charged graphs): calibrate_profile sets it to cover 90% of its rows out of sample (calibrate.h).
+  double relative_uncertainty = 0;
 };
 
 // vLLM's own error texts, with placeholders {max_model_len}, {needed_gib}, {available_gib},
@@ -202,6 +204,22 @@ struct HybridRules {
   std::vector<SsmDtypeDefault> ssm_dtype_defaults;
 };
 
+// What a vLLM version's expert-parallel all-to-all backends do (configs/vllm/*.json `all2all`).
+struct All2AllRules {
+  // deepep_high_throughput with DP > 1 sets cudagraph_mode NONE (config/compilation.py; #25093, lifted
+  // in 0.13 by #29558, back from 0.14 by #30910).
+  bool deepep_high_throughput_disables_cuda_graphs = true;
+  // VLLM_ALL2ALL_BACKEND picks the backend when --all2all-backend is not given (removed in 0.16, #33535).
+  bool backend_env = false;
+  // Tokens per DeepEP low-latency dispatch: VLLM_MOE_DP_CHUNK_SIZE before 0.20, max_num_batched_tokens
+  // from 0.20 (#39107, MoE DP chunking removed).
+  bool dispatch_tokens_are_batched_tokens = false;
+  std::int64_t moe_dp_chunk_size = 256;
+  // max_num_batched_tokens default with deepep_low_latency / nixl_ep, EP and DP > 1
+  // (SchedulerConfig.DEFAULT_MAX_NUM_BATCHED_TOKENS_FOR_BATCHED_DP, 0.20+); 0 = the usual defaults.
+  std::int64_t batched_dp_moe_default_tokens = 0;
+};
+
 struct VllmProfile {
   std::string version;          // "0.15"
   // How load_vllm_profile matched the version asked for when the profile is not that release's own (an
@@ -221,6 +239,7 @@ struct VllmProfile {
   HybridRules hybrid;
   LoraRules lora;
   SpeculativeRules speculative;
+  All2AllRules all2all;
   std::vector<BatchDefaults> batch_defaults;  // first matching entry wins
   std::vector<AttentionBackend> attention_backends;  // priority order
   std::vector<Mxfp4MoeBackend> mxfp4_moe_backends;

@@ -187,11 +187,18 @@ std::vector<ReplayRow> replay_observation_text(const std::string& text, const st
     if (const auto total = field<double>(row, "gpu_total_memory_gib")) {
       gpu.memory = bytes_from_double(std::round(*total * static_cast<double>(kGiB)));
     }
-    // Versions older than every profile use the oldest one (the replay's choice, not the library's).
+    // A version between 0.10 and the oldest profile runs the oldest profile.
     std::string version = version_of(field<std::string>(row, "vllm_version"));
     if (version.empty() && version_hints.contains(r.id)) {
       version = version_hints[r.id].at("vllm_version").get<std::string>();
       r.note = fmt::format("vLLM version inferred as {}: {}", version, version_hints[r.id].at("why").get<std::string>());
+    }
+    // Before 0.10 (the V0 engine, early V1) vLLM sized memory otherwise; fit refuses those versions.
+    if (const auto number = parse_vllm_version(version); number && *number < VllmVersionNumber{0, 10, 0}) {
+      r.vllm_version_used = version;
+      r.status = fmt::format("vLLM {} predates the oldest behaviour modelled (0.10)", version);
+      rows.push_back(r);
+      continue;
     }
     VllmProfile profile;
     try {
@@ -233,6 +240,23 @@ std::vector<ReplayRow> replay_observation_text(const std::string& text, const st
       if (!r.kv_only) r.predicted_available_gib = gib_of(w.kv_cache);
       r.predicted_activation_gib = gib_of(w.overheads.activation_peak);
       r.predicted_non_torch_gib = gib_of(w.overheads.non_torch);
+      r.predicted_cudagraph_gib = gib_of(w.overheads.cudagraph);
+      r.cudagraph_charged = w.overheads.cudagraph_charged;
+      r.coefficients = profile.overheads;
+      if (r.predicted_available_gib) {
+        r.predicted_available_low_gib = gib_of(w.kv_cache - predicted.kv_budget_swing);
+        r.predicted_available_high_gib = gib_of(w.kv_cache + predicted.kv_budget_swing);
+        // With pipeline stages the log shows one worker's line, not saying which: the range spans every
+        // stage's (each stage's budget moved by its own overheads x the uncertainty).
+        for (const auto& stage : predicted.workers) {
+          const auto& o = stage.overheads;
+          const double swing = static_cast<double>(o.activation_peak.count() + o.non_torch.count() +
+                                                   (o.cudagraph_charged ? o.cudagraph.count() : 0)) *
+                               o.relative_uncertainty;
+          r.predicted_available_low_gib = std::min(*r.predicted_available_low_gib, to_gib(stage.kv_cache) - swing / static_cast<double>(kGiB));
+          r.predicted_available_high_gib = std::max(*r.predicted_available_high_gib, to_gib(stage.kv_cache) + swing / static_cast<double>(kGiB));
+        }
+      }
       if (r.logged_estimated_len && !r.kv_only) r.predicted_estimated_len = predicted.max_model_len;
       // The overhead model's inputs: the same estimate with unit coefficients.
       VllmProfile unit = profile;
@@ -246,7 +270,7 @@ std::vector<ReplayRow> replay_observation_text(const std::string& text, const st
       r.encoder_pass_bytes = static_cast<double>(basis.encoder.pass.count());
       r.encoder_cached_bytes = static_cast<double>(basis.encoder.cached_outputs.count());
       r.worker_layers = layout.end_layer - layout.first_layer;
-      r.non_torch_class = d.tensor_parallel_size * d.pipeline_parallel_size == 1 ? "single"
+      r.non_torch_class = d.tensor_parallel_size == 1 ? "single"
                           : gpu.nvlink                                         ? "nvlink"
                                                                                : "pcie";
       r.enforce_eager = d.enforce_eager;

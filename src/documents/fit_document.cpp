@@ -77,7 +77,8 @@ std::string fit_json(const FitQuery& q, const FitResult& r, const std::vector<Re
                   {"cudagraph_bytes", w.overheads.cudagraph_charged ? w.overheads.cudagraph.count() : 0},
                   {"cudagraph_estimate_bytes", w.overheads.cudagraph.count()},
                   {"kv_cache_bytes", w.kv_cache.count()},
-                  {"overhead_relative_uncertainty", w.overheads.relative_uncertainty}};
+                  {"overhead_relative_uncertainty", w.overheads.relative_uncertainty},
+                  {"kv_cache_uncertainty_bytes", r.kv_budget_swing.count()}};
   // The drafter's KV layers are numbered after the target's decoder layers.
   std::int64_t draft_token_bytes = 0;
   for (const auto& l : w.kv.layers) {

@@ -7,6 +7,8 @@
 //   MoonViT + KimiVL proj.  (Kimi-VL:        models/moonvit.py, kimi_vl.py)
 //   Llama 4 ViT + adapter   (Llama 4:        models/mllama4.py)
 //   Qwen2-VL / Qwen2.5-VL ViT + patch merger (models/qwen2_vl.py, qwen2_5_vl.py)
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "gpubudget/error.h"
@@ -83,6 +85,7 @@ constexpr std::int64_t kQwen3VlMaxPixels = 16777216;    // image processor size.
 constexpr std::int64_t kLlama4MaxTiles = 16;            // Llama4ImageProcessor max_patches (+1 global tile)
 constexpr std::int64_t kGemma3TokensPerImage = 256;     // mm_tokens_per_image when the config omits it
 constexpr std::int64_t kQwen2VlMaxPixels = 12845056;    // Qwen2-VL image processor max_pixels
+constexpr std::int64_t kQwen2VlMaxFramesPerVideo = 14;  // qwen2_vl.py _MAX_FRAMES_PER_VIDEO
 
 // MoonViT as Kimi-K2.5 (`vt_*` keys, `mm_projector.proj.{0,2}`) and Kimi-VL (plain keys,
 // `multi_modal_projector.linear_{1,2}`) configure it; both projectors are ReplicatedLinear.
@@ -344,14 +347,37 @@ void qwen2_vl(const JsonReader& v, bool v2_5, Dtype dt, ModelSpec& model) {
   b.linear("visual.merger.mlp.2", Parallelism::kRow, out, merged, true);
   const auto token_side = patch * merge;
   b.encoder({h, I, v2_5, channels * temporal * patch * patch, merge * merge,
-             kQwen2VlMaxPixels / (token_side * token_side), out,
+             qwen2_vl_largest_image_tokens(kQwen2VlMaxPixels, token_side), out,
              "12,845,056 pixels (Qwen2-VL image processor max_pixels)"});
   model.vision = b.take();
+  model.vision->profile.pixels_per_token_side = token_side;
+  model.vision->profile.video_max_frames = kQwen2VlMaxFramesPerVideo;
+  model.vision->profile.temporal_patch = temporal;
   model.vision->modalities = {"image", "video"};
   model.vision->supports_encoder_tp_data = true;  // the vLLM class sets supports_encoder_tp_data
 }
 
 }  // namespace
+
+}  // namespace gpubudget::detail
+
+namespace gpubudget {
+
+std::int64_t qwen2_vl_largest_image_tokens(std::int64_t max_pixels, std::int64_t pixels_per_token_side) {
+  const std::int64_t most = max_pixels / (pixels_per_token_side * pixels_per_token_side);
+  for (std::int64_t tokens = most; tokens > 1; --tokens) {
+    std::int64_t rows = 1;  // closest_factor_pair: the largest divisor not above the square root
+    for (std::int64_t d = 1; d * d <= tokens; ++d) {
+      if (tokens % d == 0) rows = d;
+    }
+    if (tokens / rows <= 200 * rows) return tokens;
+  }
+  return std::max<std::int64_t>(most, 1);
+}
+
+}  // namespace gpubudget
+
+namespace gpubudget::detail {
 
 void parse_vision(const JsonReader& root, ModelSpec& model) {
   const JsonReader v = root.object("vision_config");

@@ -257,6 +257,30 @@ TEST(CliFit, PastedLaunchOptionsGiveTheSameJsonAsTheFlags) {
   EXPECT_EQ(nlohmann::json::parse(fp8.out)["deployment"]["quantization"], "fp8");
 }
 
+// Qwen2.5-VL-7B on an H100 (T 8192), --mm-processor-kwargs max_pixels 1,003,520 and no video: six images
+// of 1280 tokens (30,720 patches) in the encoder profile, worked in Overheads.Qwen25VlImagesOnlyAtThe...;
+// the pasted line gives the same document, and keys the profile does not read are warned.
+TEST(CliFit, MmProcessorKwargsResizeTheQwenVlEncoderProfile) {
+  const std::string kwargs = R"({"max_pixels": 1003520, "fps": 2})";
+  const CliRun flags = run({"fit", "Qwen/Qwen2.5-VL-7B-Instruct", "--gpu", "h100", "--mm-processor-kwargs", kwargs,
+                            "--limit-mm-per-prompt", R"({"video": 0})", "--json"});
+  const CliRun pasted = run({"fit", "--gpu", "h100", "--json", "--", "vllm", "serve", "Qwen/Qwen2.5-VL-7B-Instruct",
+                             "--mm-processor-kwargs", kwargs, "--limit-mm-per-prompt", R"({"video": 0})"});
+  ASSERT_EQ(flags.code, pasted.code) << flags.err << pasted.err;
+  EXPECT_EQ(flags.out, pasted.out);
+  const auto j = nlohmann::json::parse(flags.out);
+  EXPECT_EQ(j["per_gpu"]["encoder_profile_bytes"], 30720LL * 12820 * 2 + 30720LL * 1176 * 6 + 7680LL * 3584 * 2);
+  EXPECT_EQ(flags.err.find("not modelled"), std::string::npos) << flags.err;  // fps samples real videos only
+  const CliRun unknown = run({"fit", "Qwen/Qwen2.5-VL-7B-Instruct", "--gpu", "h100", "--mm-processor-kwargs",
+                              R"({"max_pixels": 1003520, "do_rescale": false})", "--json"});
+  EXPECT_NE(unknown.err.find("--mm-processor-kwargs do_rescale: not modelled"), std::string::npos) << unknown.err;
+  const CliRun other = run({"fit", "google/gemma-3-4b-it", "--gpu", "h100", "--mm-processor-kwargs",
+                            R"({"do_pan_and_scan": true})", "--json"});
+  EXPECT_NE(other.err.find("not modelled for this model's processor"), std::string::npos) << other.err;
+  EXPECT_EQ(run({"fit", "Qwen/Qwen2.5-VL-7B-Instruct", "--gpu", "h100", "--mm-processor-kwargs",
+                 R"({"max_pixels": -1})"}).code, 2);
+}
+
 TEST(CliFit, PastedVllmServeLineGivesTheSameJsonAsTheFlags) {
   const CliRun flags = run(with(kIncident, {"--kv-cache-dtype", "bfloat16", "--json"}));
   const CliRun pasted = run({"fit", "--gpu", "rtx-pro-6000", "--vllm-version", "0.15", "--json", "--", "vllm", "serve",
@@ -383,6 +407,58 @@ TEST(CliFit, ContradictoryPairedFlagsAreAUsageError) {
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.err.find("--enable-prefix-caching and --no-enable-prefix-caching"), std::string::npos) << r.err;
   EXPECT_EQ(run({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "h100", "--kv-transfer-config", "not json"}).code, 2);
+}
+
+// --kv-offloading-size builds a connector (VllmConfig._post_init_kv_transfer_config): native is
+// OffloadingConnector, which vLLM 0.21+ lets keep the hybrid KV manager (#39949's SupportsHMA list in
+// the profile), so Gemma 3's sliding layers still need only their window; LMCache turns the manager off
+// and every layer is held at full length; up to 0.20 any connector turns it off.
+TEST(CliFit, KvOffloadingPicksTheConnectorThatDecidesTheHybridManager) {
+  const std::vector<std::string> base = {"fit", "google/gemma-3-4b-it", "--gpu", "h100", "--max-model-len", "32768",
+                                         "--json"};
+  const auto with_flags = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run(args);
+  };
+  const auto plain = nlohmann::json::parse(with_flags({}).out);
+  const CliRun native_run = with_flags({"--kv-offloading-size", "64"});
+  const auto native = nlohmann::json::parse(native_run.out);
+  EXPECT_TRUE(native["deployment"]["hybrid_kv_cache_manager"].get<bool>());
+  EXPECT_EQ(native["request"]["needed_bytes"], plain["request"]["needed_bytes"]);
+  EXPECT_EQ(native["kv_cache"]["num_blocks"], plain["kv_cache"]["num_blocks"]);
+  const CliRun lmcache_run = with_flags({"--kv-offloading-size", "64", "--kv-offloading-backend", "lmcache"});
+  const auto lmcache = nlohmann::json::parse(lmcache_run.out);
+  EXPECT_FALSE(lmcache["deployment"]["hybrid_kv_cache_manager"].get<bool>());
+  EXPECT_GT(lmcache["request"]["needed_bytes"].get<std::int64_t>(), plain["request"]["needed_bytes"].get<std::int64_t>());
+  EXPECT_NE(lmcache_run.err.find("LMCache's GPU staging buffer"), std::string::npos) << lmcache_run.err;
+  EXPECT_FALSE(nlohmann::json::parse(with_flags({"--kv-offloading-size", "64", "--vllm-version", "0.20"}).out)
+                   ["deployment"]["hybrid_kv_cache_manager"].get<bool>());
+  const CliRun pasted = run({"fit", "--gpu", "h100", "--json", "--", "vllm", "serve", "google/gemma-3-4b-it",
+                             "--max-model-len", "32768", "--kv_offloading_size", "64"});
+  EXPECT_EQ(pasted.out, native_run.out);
+  EXPECT_EQ(with_flags({"--kv-offloading-backend", "lmcache"}).code, 2);
+  EXPECT_EQ(with_flags({"--kv-offloading-size", "-1"}).code, 2);
+}
+
+// DeepEP high-throughput from a pasted line with VLLM_DEEPEP_BUFFER_SIZE_MB: the same document as the
+// flags, and the NVLink buffer's extra 1024 MiB in non-torch memory (docs/methodology.md §5.2).
+TEST(CliFit, PastedAll2AllBackendAndDeepEpBufferSize) {
+  const CliRun flags = run({"fit", "deepseek-ai/DeepSeek-V3", "--gpu", "b200", "-dp", "8", "--enable-expert-parallel",
+                            "--max-model-len", "8192", "--all2all-backend", "deepep_high_throughput", "--vllm-env",
+                            "VLLM_DEEPEP_BUFFER_SIZE_MB=2048", "--json"});
+  const CliRun pasted = run({"fit", "--gpu", "b200", "--json", "--", "VLLM_DEEPEP_BUFFER_SIZE_MB=2048", "vllm", "serve",
+                             "deepseek-ai/DeepSeek-V3", "-dp", "8", "--enable-expert-parallel", "--max-model-len",
+                             "8192", "--all2all-backend", "deepep_high_throughput"});
+  ASSERT_EQ(flags.code, pasted.code) << flags.err << pasted.err;
+  EXPECT_EQ(flags.out, pasted.out);
+  const CliRun default_size = run({"fit", "deepseek-ai/DeepSeek-V3", "--gpu", "b200", "-dp", "8",
+                                   "--enable-expert-parallel", "--max-model-len", "8192", "--all2all-backend",
+                                   "deepep_high_throughput", "--json"});
+  EXPECT_EQ(nlohmann::json::parse(flags.out)["per_gpu"]["non_torch_bytes"].get<std::int64_t>() -
+                nlohmann::json::parse(default_size.out)["per_gpu"]["non_torch_bytes"].get<std::int64_t>(),
+            1024LL << 20);
+  EXPECT_EQ(run({"fit", "deepseek-ai/DeepSeek-V3", "--gpu", "b200", "--all2all-backend", "deepep"}).code, 3);
 }
 
 // Hybrid models report how vLLM resolved prefix caching and the state dtypes.

@@ -94,6 +94,29 @@ TEST(AccuracyReplay, OutOfSamplePredictionsHoldTheDeterministicFiguresAndRefitTh
   EXPECT_GT(changed, ok / 4) << "held-out coefficients should move most estimated rows";
 }
 
+// The predicted available KV memory -/+ FitResult::kv_budget_swing holds at least 90% of the logged
+// `Available KV cache memory` figures when every model's rows are predicted without that model (its
+// coefficients and its uncertainty refitted), and the swing is the overheads x their uncertainty.
+TEST(AccuracyReplay, TheRangeHoldsNinetyPercentOfLoggedAvailableMemoryOutOfSample) {
+  const auto rows = replay();
+  const auto by_model = leave_one_group_out(rows, test::data_dir() + "/observations/vllm-runs.jsonl",
+                                            test::data_dir() + "/observations/model_aliases.json", test::configs(),
+                                            model_group);
+  int compared = 0, inside = 0;
+  for (const auto& r : by_model) {
+    if (r.status != "ok" || !r.logged_available_gib || !r.predicted_available_low_gib) continue;
+    ++compared;
+    // The binding worker's budget -/+ its swing; with pipeline stages, the span of every stage's.
+    EXPECT_LT(*r.predicted_available_low_gib, *r.predicted_available_gib) << r.id;
+    EXPECT_GT(*r.predicted_available_high_gib, *r.predicted_available_gib) << r.id;
+    if (*r.predicted_available_low_gib <= *r.logged_available_gib && *r.logged_available_gib <= *r.predicted_available_high_gib) {
+      ++inside;
+    }
+  }
+  ASSERT_GE(compared, 40);
+  EXPECT_GE(inside, 0.9 * compared) << inside << " of " << compared << " rows inside the range";
+}
+
 TEST(AccuracyReplay, TheCommittedReportIsCurrent) {
   std::ifstream in(std::string(GPUBUDGET_TEST_SOURCE_DIR) + "/docs/accuracy.md");
   std::stringstream committed;

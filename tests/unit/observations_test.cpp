@@ -2,7 +2,10 @@
 // given the logged "Available KV cache memory", the "GPU KV cache size" must follow exactly, up to
 // the log's rounding of the available memory to 0.01 GiB; weights must match "Model loading took".
 #include <cmath>
+#include <cstdio>
 #include <fstream>
+#include <set>
+#include <string>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -104,6 +107,53 @@ INSTANTIATE_TEST_SUITE_P(
       name.erase(std::remove(name.begin(), name.end(), '-'), name.end());
       return name;
     });
+
+// Rows from vo-201 on carry the quoted lines they were copied from (`extra.evidence`) and a public
+// address; every figure of such a row appears in its quote, as printed there (e.g. 45.32, 2,640,144),
+// so that a figure derived rather than copied fails here.
+std::set<std::string> printed_forms(const nlohmann::json& value) {
+  std::set<std::string> forms = {value.dump()};
+  if (value.is_number_integer()) {
+    std::string digits = std::to_string(value.get<std::int64_t>()), grouped;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+      if (i > 0 && (digits.size() - i) % 3 == 0 && digits[i - 1] != '-') grouped += ',';
+      grouped += digits[i];
+    }
+    forms.insert(grouped);
+  } else if (value.is_number_float()) {
+    char buffer[64];
+    for (const char* format : {"%.2f", "%.4f", "%g"}) {
+      std::snprintf(buffer, sizeof buffer, format, value.get<double>());
+      forms.insert(buffer);
+    }
+  }
+  return forms;
+}
+
+TEST(ObservationRows, EveryNewRowQuotesItsSourceAndEveryFigureIsInTheQuote) {
+  std::ifstream in(test::data_dir() + "/observations/vllm-runs.jsonl");
+  int checked = 0;
+  for (std::string line; std::getline(in, line);) {
+    const auto row = nlohmann::json::parse(line);
+    ASSERT_TRUE(row.contains("source_url") && row["source_url"].is_string()) << line.substr(0, 80);
+    const std::string id = row["id"].get<std::string>();
+    if (id < "vo-201") continue;
+    ++checked;
+    EXPECT_EQ(row["source_url"].get<std::string>().rfind("https://", 0), 0u) << id;
+    ASSERT_TRUE(row["extra"].contains("evidence") && row["extra"]["evidence"].is_string()) << id;
+    const std::string evidence = row["extra"]["evidence"].get<std::string>();
+    for (const char* field : {"model_loading_gib", "activation_peak_gib", "non_torch_gib", "cudagraph_gib",
+                              "available_kv_cache_gib", "kv_cache_tokens", "max_concurrency", "error_needed_gib",
+                              "error_available_gib", "estimated_max_model_len", "max_model_len",
+                              "max_num_batched_tokens", "max_num_seqs"}) {
+      if (row[field].is_null()) continue;
+      bool quoted = false;
+      for (const auto& form : printed_forms(row[field])) quoted = quoted || evidence.find(form) != std::string::npos;
+      EXPECT_TRUE(quoted) << id << ": " << field << " = " << row[field].dump() << " is not in extra.evidence";
+    }
+  }
+  EXPECT_GE(checked, 20);
+}
 
 }  // namespace
 }  // namespace gpubudget

@@ -1,6 +1,8 @@
 // The shape of the overhead estimate: what grows with what, and when each term is charged.
 #include "gpubudget/overheads.h"
 
+#include "gpubudget/served_model.h"
+
 #include <gtest/gtest.h>
 
 #include "test_support.h"
@@ -64,6 +66,58 @@ TEST(Overheads, EncoderPassOfQwen3VlOnOneGpu) {
   EXPECT_EQ(o.activation_peak, std::max(o.encoder.pass, std::max(o.sampler, o.forward) + Bytes(outputs)));
 }
 
+// Qwen2.5-VL-7B (qwen2_vl.py Qwen2VLProcessingInfo, reused by qwen2_5_vl.py): the largest image is
+// 12,845,056 // 28^2 = 16,384 tokens (128 x 128 merged tokens); the dummy video is that image over the
+// most frames, at most 14, whose tokens fit max_model_len: 14 frames = 7 temporal patches = 114,688
+// tokens at 128,000, more than the image, so the profile runs one video (a tie also goes to video).
+// ViT d 1280, I 3420 gated: MLP 2*1280 + 3*3420 = 12,820 > attention 8*1280 elements per patch;
+// 3*2*14*14 = 1176 pixel values per patch; outputs of out_hidden_size 3584.
+TEST(Overheads, Qwen25VlProfilesTheDummyVideo) {
+  const auto at = [](std::int64_t max_model_len) {
+    return estimate("Qwen/Qwen2.5-VL-7B-Instruct", 1, 0, 1, "h100", "0.19", {8192, 1024, false, max_model_len});
+  };
+  const auto o = at(128000);
+  EXPECT_TRUE(o.encoder.video);
+  EXPECT_EQ(o.encoder.items, 1);
+  EXPECT_EQ(o.encoder.tokens, 114688);
+  EXPECT_EQ(o.encoder.patches, 458752);
+  EXPECT_EQ(o.encoder.pass, Bytes(458752LL * 12820 * 2 + 458752LL * 1176 * 6 + 114688LL * 3584 * 2));
+  // 32,768: 4 frames (2 temporal patches, 32,768 tokens; 5 frames pad to 6 = 49,152 > 32,768).
+  EXPECT_EQ(at(32768).encoder.tokens, 32768);
+  // 8192: one frame (padded to one temporal patch), 16,384 tokens even though it exceeds the length.
+  EXPECT_EQ(at(8192).encoder.tokens, 16384);
+  EXPECT_TRUE(at(8192).encoder.video);
+}
+
+TEST(Overheads, Qwen2VlLargestImageFromMaxPixels) {
+  EXPECT_EQ(qwen2_vl_largest_image_tokens(12845056, 28), 16384);  // 128 x 128
+  EXPECT_EQ(qwen2_vl_largest_image_tokens(1003520, 28), 1280);    // 32 x 40
+  // 401 merged tokens: 401 is prime, 1 x 401 exceeds the aspect ratio 200, so 400 = 20 x 20.
+  EXPECT_EQ(qwen2_vl_largest_image_tokens(28 * 28 * 401, 28), 400);
+  EXPECT_EQ(qwen2_vl_largest_image_tokens(28 * 28 * 2 + 5, 28), 2);  // 1 x 2
+}
+
+// --mm-processor-kwargs max_pixels 1,003,520 and --limit-mm-per-prompt {"video": 0}: the profile runs
+// images of 1280 tokens only, 8192 // 1280 = 6 of them (7680 tokens, 30,720 patches).
+TEST(Overheads, Qwen25VlImagesOnlyAtTheProcessorsMaxPixels) {
+  Deployment d;
+  d.mm_max_pixels = 1003520;
+  d.disabled_modalities = {"video"};
+  const ModelSpec m = model_as_served(test::bundled("Qwen/Qwen2.5-VL-7B-Instruct"), d);
+  const auto o = estimate_encoder_profile(m, make_parallel_layout(m, d, 0), {8192, 1024, false, 128000});
+  EXPECT_FALSE(o.video);
+  EXPECT_EQ(o.items, 6);
+  EXPECT_EQ(o.tokens, 7680);
+  EXPECT_EQ(o.pass, Bytes(30720LL * 12820 * 2 + 30720LL * 1176 * 6 + 7680LL * 3584 * 2));
+  // With the video allowed: 14 frames of that image, 7 x 1280 = 8960 tokens, one video.
+  d.disabled_modalities.clear();
+  const ModelSpec with_video = model_as_served(test::bundled("Qwen/Qwen2.5-VL-7B-Instruct"), d);
+  const auto v = estimate_encoder_profile(with_video, make_parallel_layout(with_video, d, 0), {8192, 1024, false, 128000});
+  EXPECT_TRUE(v.video);
+  EXPECT_EQ(v.items, 1);
+  EXPECT_EQ(v.tokens, 8960);
+}
+
 TEST(Overheads, EncoderPassFillsTheBudgetWithSmallImages) {
   // Gemma 3: 256 tokens per 896x896 image of 4096 patches; a budget of 8192 tokens holds 32 images.
   const auto o = estimate("google/gemma-3-4b-it", 1, 0, 1, "h100", "0.19", {8192, 1024, false});
@@ -103,7 +157,10 @@ TEST(Overheads, NonTorchByGpuCountAndInterconnect) {
   const auto nvlink = estimate("meta-llama/Llama-3.1-70B", 4, 0, 1, "h100", "0.19", limits);
   const auto pcie = estimate("meta-llama/Llama-3.1-70B", 4, 0, 1, "rtx-pro-6000", "0.19", limits);
   EXPECT_LT(one.non_torch, nvlink.non_torch);
-  EXPECT_EQ(pcie.non_torch, one.non_torch);
+  EXPECT_LT(pcie.non_torch, nvlink.non_torch);  // custom all-reduce off on PCIe
+  // Pipeline stages without tensor parallelism hold no all-reduce buffers: observations vo-067/068
+  // (TP 1, PP 2 and 4, vLLM 0.19) log 0.07 GiB, below the single-GPU class.
+  EXPECT_EQ(estimate("meta-llama/Llama-3.1-70B", 1, 0, 2, "h100", "0.19", limits).non_torch, one.non_torch);
 }
 
 TEST(Overheads, CudaGraphsChargedFrom021AndNeverWhenEager) {

@@ -152,11 +152,13 @@ TEST(Uncertainty, TheLengthRangeComesFromTheOverheadsErrorBar) {
                        o.relative_uncertainty;
   const Bytes low_budget = r.binding_worker().kv_cache - Bytes(static_cast<std::int64_t>(swing));
   EXPECT_EQ(r.max_model_len_low, largest_fitting_length(r.binding_worker().kv, low_budget, 262144));
+  EXPECT_EQ(r.kv_budget_swing, Bytes(static_cast<std::int64_t>(swing)));
   // A fixed KV budget has no overhead uncertainty.
   d.kv_cache_memory = gib(10);
   const FitResult fixed = run("nvidia/Kimi-K2.5-NVFP4", "rtx-pro-6000", d, "0.17");
   EXPECT_EQ(fixed.max_model_len_low, fixed.max_model_len);
   EXPECT_EQ(fixed.max_model_len_high, fixed.max_model_len);
+  EXPECT_EQ(fixed.kv_budget_swing, Bytes(0));
 }
 
 TEST(Remedies, IncidentAtBf16OffersFp8WithTheSm120CaveatDcpAndTheLengthThatFits) {

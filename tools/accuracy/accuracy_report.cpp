@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -87,6 +89,94 @@ void out_of_sample_table(std::string& out, const std::vector<ReplayRow>& rows, c
   }
 }
 
+// A row's predicted available KV range holds its logged value.
+bool in_range(const ReplayRow& r) {
+  return *r.predicted_available_low_gib <= *r.logged_available_gib &&
+         *r.logged_available_gib <= *r.predicted_available_high_gib;
+}
+
+bool has_range(const ReplayRow& r) {
+  return r.status == "ok" && r.logged_available_gib && r.predicted_available_low_gib && r.predicted_available_high_gib;
+}
+
+// The term whose prediction lies farthest from its logged value, for a row outside its range.
+std::string term_that_missed(const ReplayRow& r) {
+  struct Term {
+    const char* name;
+    std::optional<double> logged, predicted;
+  };
+  const Term terms[] = {
+      {"weights", r.logged_weights_gib, r.predicted_weights_gib},
+      {"activation peak", r.logged_activation_gib, r.predicted_activation_gib},
+      {"non-torch", r.logged_non_torch_gib, r.predicted_non_torch_gib},
+      {"CUDA graphs", r.cudagraph_charged ? r.logged_cudagraph_gib : std::nullopt, r.predicted_cudagraph_gib},
+  };
+  const Term* worst = nullptr;
+  for (const Term& t : terms) {
+    if (!t.logged || !t.predicted) continue;
+    if (worst == nullptr || std::fabs(*t.predicted - *t.logged) > std::fabs(*worst->predicted - *worst->logged)) {
+      worst = &t;
+    }
+  }
+  if (worst == nullptr) return "not known: the log gives the available memory only";
+  return fmt::format("{}: predicted {:.2f}, logged {:.2f} GiB", worst->name, *worst->predicted, *worst->logged);
+}
+
+// How often the logged available KV memory falls inside the predicted range, per vLLM profile, in
+// sample and with the coefficients (and the uncertainty) fitted without the row's model.
+void coverage_section(std::string& out, const std::vector<ReplayRow>& rows, const std::vector<ReplayRow>& by_model) {
+  struct Count {
+    int rows = 0, inside = 0;
+  };
+  std::map<std::string, std::pair<Count, Count>> per_profile;
+  std::pair<Count, Count> total;
+  for (const auto& r : rows) {
+    if (!has_range(r)) continue;
+    auto& [in, out_of] = per_profile[r.profile];
+    (void)out_of;
+    ++in.rows;
+    ++total.first.rows;
+    if (in_range(r)) ++in.inside, ++total.first.inside;
+  }
+  std::vector<const ReplayRow*> missed;
+  for (const auto& r : by_model) {
+    if (!has_range(r)) continue;
+    auto& c = per_profile[r.profile].second;
+    ++c.rows;
+    ++total.second.rows;
+    if (in_range(r)) {
+      ++c.inside, ++total.second.inside;
+    } else {
+      missed.push_back(&r);
+    }
+  }
+  auto share = [](const Count& c) {
+    return c.rows == 0 ? std::string("") : fmt::format("{} of {} ({:.0f}%)", c.inside, c.rows, 100.0 * c.inside / c.rows);
+  };
+  out += "## The range: how often the logged memory falls inside it\n\n";
+  out += "`max_model_len_range` is the largest length again with the KV budget moved by -/+ the profile's "
+         "`relative_uncertainty` x the estimated overheads (`per_gpu.kv_cache_uncertainty_bytes`). Below: the rows "
+         "whose logged `Available KV cache memory` lies inside the predicted available memory -/+ that swing, per "
+         "vLLM profile, in sample and with the coefficients and the uncertainty fitted without the row's model "
+         "(`calibrate_profile` sets the uncertainty from such held-out predictions). Rows of an unknown vLLM version "
+         "run the newest profile and are out of sample either way.\n\n";
+  out += "| vLLM profile | in sample | leave one model out |\n|---|---|---|\n";
+  for (const auto& [profile, counts] : per_profile) {
+    out += fmt::format("| {} | {} | {} |\n", profile, share(counts.first), share(counts.second));
+  }
+  out += fmt::format("| all | {} | {} |\n\n", share(total.first), share(total.second));
+  if (missed.empty()) return;
+  out += "Rows outside the range out of sample, and the term farthest from its logged value:\n\n";
+  out += "| id | model | GPU | profile | TP | available GiB logged | range GiB | term that missed |\n"
+         "|---|---|---|---|---|---|---|---|\n";
+  for (const auto* r : missed) {
+    out += fmt::format("| {} | {} | {} | {} | {} | {:.2f} | {:.2f} – {:.2f} | {} |\n", r->id, replayed_model(*r), r->gpu,
+                       r->profile, r->tp, *r->logged_available_gib, *r->predicted_available_low_gib,
+                       *r->predicted_available_high_gib, term_that_missed(*r));
+  }
+  out += "\n";
+}
+
 }  // namespace
 
 std::string accuracy_markdown(const std::vector<ReplayRow>& rows, const std::vector<ReplayRow>& by_model,
@@ -140,7 +230,9 @@ std::string accuracy_markdown(const std::vector<ReplayRow>& rows, const std::vec
          "out of the count: most GPU groups are such rows, as most logs per vLLM version come from one GPU kind. Only "
          "the aggregate terms are checked for that (a non-torch class fitted on one group's rows alone is not).\n\n";
   out_of_sample_table(out, rows, by_model, by_gpu);
-  out += "\n## Summary (in sample: the shipped profiles, fitted on these rows)\n\n| figure | rows | median abs. error | p90 "
+  out += "\n";
+  coverage_section(out, rows, by_model);
+  out += "## Summary (in sample: the shipped profiles, fitted on these rows)\n\n| figure | rows | median abs. error | p90 "
          "abs. error | max abs. error |\n|---|---|---|---|---|\n";
   summary(out, "KV tokens from logged memory", token_errors);
   summary(out, "weights", weight_errors);

@@ -81,7 +81,7 @@ class ScratchConfigs {
 
 }  // namespace
 
-std::string model_group(const ReplayRow& row) { return row.config.empty() ? row.model : row.config; }
+std::string model_group(const ReplayRow& row) { return replayed_model(row); }
 std::string gpu_group(const ReplayRow& row) { return row.gpu; }
 
 std::vector<ReplayRow> leave_one_group_out(const std::vector<ReplayRow>& in_sample, const std::string& observations,
