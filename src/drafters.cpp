@@ -1,6 +1,6 @@
 // The drafters of speculative decoding (drafters.h). Sources are vLLM's (upstream 9aaf83ef5):
-// model_executor/models/{deepseek_mtp,llama_eagle,llama_eagle3}.py, v1/spec_decode/{llm_base_proposer,
-// draft_model}.py and config/speculative.py.
+// model_executor/models/{deepseek_mtp,llama_eagle,llama_eagle3,medusa}.py, v1/spec_decode/{llm_base_proposer,
+// draft_model,medusa}.py and config/speculative.py.
 #include "drafters.h"
 
 #include <algorithm>
@@ -82,8 +82,8 @@ void check_draft_tensor_parallel(const Deployment& d, bool must_equal, Drafter& 
                                  draft_tp, tp));
   }
   drafter.assumptions.push_back(fmt::format(
-      "draft_tensor_parallel_size 1 is accepted by vLLM, but the EAGLE head's layers take the global TP group "
-      "(linear.py, vocab_parallel_embedding.py), so the head is counted split over TP {} like the target",
+      "draft_tensor_parallel_size 1 is accepted by vLLM, but the draft's layers take the global TP group "
+      "(linear.py, vocab_parallel_embedding.py), so the draft is counted split over TP {} like the target",
       tp));
 }
 
@@ -223,9 +223,68 @@ Drafter eagle_drafter(const ModelSpec& target, const ModelSpec& checkpoint_head,
   return d;
 }
 
+Drafter medusa_drafter(const ModelSpec& target, const ModelSpec& checkpoint_heads, const Deployment& dep) {
+  const std::string flag = "--speculative-config method medusa";
+  const std::string& source = checkpoint_heads.source;
+  if (!checkpoint_heads.medusa) {
+    // vLLM's ModelConfig reads the draft as a MedusaConfig only by its model_type.
+    throw InputError(fmt::format("{}: {} is not a Medusa draft (model_type \"{}\", expected \"medusa\")", flag, source,
+                                 checkpoint_heads.model_type));
+  }
+  if (checkpoint_heads.hidden_size != target.hidden_size) {
+    throw InputError(fmt::format("{}: {} has hidden_size {}, the target {}: Medusa's blocks read the target's hidden "
+                                 "states, so vLLM cannot run these heads on this target",
+                                 flag, source, checkpoint_heads.hidden_size, target.hidden_size));
+  }
+  if (!checkpoint_heads.quantization.method.empty()) {
+    throw InputError(fmt::format("{}: {} is a {} checkpoint; quantized Medusa heads are not modelled", flag, source,
+                                 checkpoint_heads.quantization.method));
+  }
+  const MedusaHeads& config = *checkpoint_heads.medusa;
+  // The draft ModelConfig takes the target's dtype; nn.Linear and ParallelLMHead are built in it.
+  const Dtype dt = target.dtype;
+  const std::int64_t H = target.hidden_size;
+  QuantFormat plain;
+  plain.kind = QuantKind::kUnquantized;
+  plain.dtype = dt;
+  Drafter d;
+  d.method = "medusa";
+  d.source = source;
+  d.hidden_size = H;
+  check_draft_tensor_parallel(dep, false, d);
+  // MedusaConfig.num_lookahead_tokens: num_speculative_tokens replaces the checkpoint's num_heads.
+  const std::int64_t heads = dep.speculative.num_speculative_tokens;
+  for (std::int64_t h = 0; h < heads; ++h) {
+    for (std::int64_t l = 0; l < config.layers_per_head; ++l) {
+      // ResidualBlock: nn.Linear(H, H), a plain module, whole on every rank.
+      LinearModule block = replicated_linear(fmt::format("blocks.{}.layers.{}", h, l), H, H, plain);
+      block.has_bias = config.fc_bias;
+      d.linears.push_back(std::move(block));
+    }
+    if (!config.original_lm_head) {
+      d.vocab_tables.push_back({fmt::format("lm_heads.{}", h), Component::kLmHead, checkpoint_heads.vocab_size * H, dt});
+    }
+  }
+  if (config.original_lm_head) {
+    d.vocab_tables.push_back({"lm_head", Component::kLmHead, config.truncated_vocab_size * H, dt});
+  }
+  if (heads != config.checkpoint_heads) {
+    d.assumptions.push_back(fmt::format("vLLM builds {} Medusa heads (num_speculative_tokens), the checkpoint has {}",
+                                        heads, config.checkpoint_heads));
+  }
+  for (const auto& key : checkpoint_heads.unmodelled_config_keys) {
+    d.assumptions.push_back(fmt::format("draft config key `{}` is not modelled", key));
+  }
+  return d;
+}
+
 Drafter separate_draft_model(const ModelSpec& target, const ModelSpec& checkpoint_draft, const Deployment& dep) {
   const std::string flag = "--speculative-config method draft_model";
   const std::string& source = checkpoint_draft.source;
+  if (checkpoint_draft.medusa) {
+    throw InputError(fmt::format("{}: {}: Medusa heads as a draft_model are not modelled (give method medusa)", flag,
+                                 source));
+  }
   if (checkpoint_draft.vocab_size != target.vocab_size) {
     // SpeculativeConfig.verify_equal_vocab_size_if_draft_model
     throw InputError(fmt::format("{}: {} has vocab_size {}, the target {}; vLLM refuses (\"Target and draft model "

@@ -281,6 +281,14 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
       r.warnings.push_back(fmt::format("speculative decoding ({}): {}", model.drafter->method, assumption));
     }
   }
+  if (d.mla_disabled) {
+    const auto mla = std::count_if(checkpoint.layers.begin(), checkpoint.layers.end(),
+                                   [](const LayerSpec& l) { return l.attention.kind == AttentionKind::kMla; });
+    r.warnings.push_back(mla > 0 ? fmt::format("VLLM_MLA_DISABLE=1: the {} MLA layers run as multi-head attention, a K "
+                                               "and V of {} elements per head in the KV cache",
+                                               mla, checkpoint.mla_disabled_head_dim)
+                                 : std::string("VLLM_MLA_DISABLE=1 changes nothing: the model has no MLA layers"));
+  }
   const detail::CudaGraphChoice graphs = detail::cuda_graph_choice(d, profile);
   if (!graphs.caveat.empty()) r.warnings.push_back(graphs.caveat);
   const detail::All2AllBuffers all2all = detail::all2all_buffers(model, d, profile, r.scheduler);
@@ -397,8 +405,7 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
   r.max_model_len_low = r.max_model_len_high = r.max_model_len;
   if (!d.kv_cache_memory && !override_sets_memory) {
     const auto& o = bw.overheads;
-    const double overheads = static_cast<double>(o.activation_peak.count() + o.non_torch.count() +
-                                                 (o.cudagraph_charged ? o.cudagraph.count() : 0));
+    const double overheads = static_cast<double>(o.charged().count());
     const bool generic = !model.generic_assumptions.empty();
     const double weights = static_cast<double>(bw.weights.total.count());
     const Bytes swing(static_cast<std::int64_t>(

@@ -68,6 +68,11 @@ std::vector<Remedy> find_remedies(const ModelSpec& model, const std::vector<GpuS
     attempt("no CUDA graphs", {"--enforce-eager"}, [](Deployment& d) { d.enforce_eager = true; }, stage_gpus,
             "slower decoding without CUDA graphs");
   }
+  if (deployment.mla_disabled &&
+      std::any_of(model.layers.begin(), model.layers.end(),
+                  [](const LayerSpec& l) { return l.attention.kind == AttentionKind::kMla; })) {
+    attempt("MLA kept (unset VLLM_MLA_DISABLE)", {}, [](Deployment& d) { d.mla_disabled = false; }, stage_gpus);
+  }
   // Launch options that cost memory: the drafter (and hybrid models' state page per draft token), LoRA slots.
   const SpeculativeDecoding& spec = deployment.speculative;
   if (spec.method != SpeculativeMethod::kNone && spec.num_speculative_tokens > 1) {

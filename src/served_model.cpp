@@ -45,9 +45,41 @@ void check_online_quantization(const ModelSpec& m, OnlineQuantization q) {
                                online_quantization_name(q)));
 }
 
+// VLLM_MLA_DISABLE=1: ModelConfig.use_mla is false, so DeepseekV2DecoderLayer builds DeepseekV2Attention
+// (deepseek_v2.py) for every MLA layer, MTP layers included: Attention(num_local_heads, qk_head_dim,
+// num_kv_heads=num_local_heads), K and V of qk_nope + qk_rope elements per head (V padded to it), split
+// over TP like any full attention. The weights are the MLA layer's, without the bf16 W_UK_T / W_UV
+// copies that only MLAAttention makes.
+void run_mla_as_multi_head_attention(ModelSpec& m) {
+  const auto convert = [&](std::vector<LayerSpec>& layers) {
+    for (auto& layer : layers) {
+      if (layer.attention.kind != AttentionKind::kMla) continue;
+      if (m.mla_disabled_head_dim <= 0 || !layer.extra_kv.empty()) {
+        throw InputError(fmt::format("VLLM_MLA_DISABLE=1: {} ({}) has no multi-head attention path modelled; vLLM "
+                                     "builds one only in deepseek_v2.py and glm4_moe_lite.py, and not for sparse "
+                                     "or compressed attention",
+                                     m.source, m.architecture));
+      }
+      layer.attention.kind = AttentionKind::kFull;
+      layer.attention.num_key_value_heads = layer.attention.num_attention_heads;
+      layer.attention.head_dim = m.mla_disabled_head_dim;
+      layer.attention.head_dim_v = m.mla_disabled_head_dim;
+      std::erase_if(layer.linears, [](const LinearModule& l) { return l.component == Component::kExtraCopies; });
+    }
+  };
+  convert(m.layers);
+  convert(m.mtp_layers);
+}
+
 }  // namespace
 
 void check_servable_alone(const ModelSpec& model) {
+  if (model.medusa) {
+    throw InputError(fmt::format("{}: a Medusa draft (model_type \"medusa\"), which vLLM builds only beside its "
+                                 "target; size the target with --speculative-config '{{\"method\": \"medusa\", "
+                                 "\"model\": \"{}\", \"num_speculative_tokens\": {}}}'",
+                                 model.source, model.source, model.medusa->checkpoint_heads));
+  }
   if (!model.eagle_head) return;
   throw InputError(fmt::format(
       "{}: {} is an EAGLE draft head ({}), which vLLM builds only beside its target; size the target with "
@@ -81,7 +113,7 @@ void apply_multimodal_limits(EncoderProfileShape& profile, const Deployment& d) 
 bool deployment_rebuilds_model(const Deployment& d) {
   return d.dtype != ModelDtypeChoice::kAuto || d.quantization != OnlineQuantization::kNone || d.language_model_only ||
          d.mm_encoder_tp_mode != EncoderTpMode::kWeights || d.speculative.method != SpeculativeMethod::kNone ||
-         !d.disabled_modalities.empty() || d.mm_max_pixels > 0;
+         !d.disabled_modalities.empty() || d.mm_max_pixels > 0 || d.mla_disabled;
 }
 
 ModelSpec model_as_served(const ModelSpec& checkpoint, const Deployment& d, const SpeculativeRules& rules) {
@@ -91,18 +123,14 @@ ModelSpec model_as_served(const ModelSpec& checkpoint, const Deployment& d, cons
     throw InputError(fmt::format("--speculative-config num_speculative_tokens {}: expected from 1 to 64",
                                  d.speculative.num_speculative_tokens));
   }
-  if (method == SpeculativeMethod::kMedusa) {
-    throw InputError("--speculative-config method medusa: Medusa heads are not modelled yet; gpubudget refuses rather "
-                     "than give a budget without them (methods modelled: mtp, eagle, eagle3, draft_model, ngram, "
-                     "ngram_gpu, suffix)");
-  }
   const bool separate_draft = method == SpeculativeMethod::kEagle || method == SpeculativeMethod::kEagle3 ||
-                              method == SpeculativeMethod::kDraftModel;
+                              method == SpeculativeMethod::kDraftModel || method == SpeculativeMethod::kMedusa;
   if (separate_draft && !d.speculative.draft_model) {
     throw InputError(fmt::format("--speculative-config method {}: the draft checkpoint (\"model\") was not read",
                                  speculative_method_name(method)));
   }
   ModelSpec m = model_for_dtype(checkpoint, d.dtype);
+  if (d.mla_disabled) run_mla_as_multi_head_attention(m);
   check_online_quantization(m, d.quantization);
   if (d.quantization == OnlineQuantization::kFp8 && m.quantization.method.empty()) quantize_online_fp8(m);
   if (d.language_model_only) {
@@ -131,6 +159,8 @@ ModelSpec model_as_served(const ModelSpec& checkpoint, const Deployment& d, cons
     m.drafter = detail::eagle_drafter(m, *d.speculative.draft_model, d);
   } else if (method == SpeculativeMethod::kDraftModel) {
     m.drafter = detail::separate_draft_model(m, *d.speculative.draft_model, d);
+  } else if (method == SpeculativeMethod::kMedusa) {
+    m.drafter = detail::medusa_drafter(m, *d.speculative.draft_model, d);
   }
   return m;
 }

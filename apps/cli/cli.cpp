@@ -77,8 +77,7 @@ void add_fit_options(CLI::App& fit, FitOptions& o) {
   fit.add_option("--decode-context-parallel-size", d.decode_context_parallel_size, "-dcp: decode context parallel")
       ->check(within(1, kMaxDecodeContextParallelSize));
   fit.add_option("--pp-layer-partition", o.pp_layer_partition, "decoder layers per stage, e.g. 31,30 (VLLM_PP_LAYER_PARTITION)");
-  fit.add_option("--vllm-env", o.vllm_env, "VLLM_PP_LAYER_PARTITION=..., VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0|1, "
-                 "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=0|1");
+  fit.add_option("--vllm-env", o.vllm_env, "VAR=VALUE for one of: " + fmt::format("{}", fmt::join(modelled_vllm_env_vars(), ", ")));
   fit.add_option("--gpu-memory-utilization", d.gpu_memory_utilization, "fraction of the GPU vLLM may use");
   fit.add_option("--dtype", o.dtype, "auto, bfloat16, float16, float32: unquantized weights and auto KV dtype");
   fit.add_option("--kv-cache-dtype", o.kv_cache_dtype,

@@ -13,6 +13,7 @@
 #include "gpubudget/header_weights.h"
 #include "gpubudget/remedies.h"
 #include "gpubudget/weight_units.h"
+#include "vllm_command.h"
 
 namespace gpubudget::cli {
 
@@ -232,12 +233,15 @@ ResolvedFit resolve_fit_options(const FitOptions& o, const ConfigDir& configs, s
       }
     } else if (var == "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE") {
       d.allow_chunked_local_attn_with_hybrid_kv_cache = env_bool(var, value);
+    } else if (var == "VLLM_MLA_DISABLE") {
+      // envs.py reads bool(int(value)): any integer other than 0 disables MLA, anything else is an error.
+      const bool integer = !value.empty() && value.find_first_not_of("0123456789", value[0] == '-' ? 1 : 0) ==
+                                                 std::string::npos && value != "-";
+      if (!integer) throw UsageError(fmt::format("--vllm-env {}={}: expected an integer (vLLM reads bool(int(value)))", var, value));
+      d.mla_disabled = value.find_first_not_of("-0") != std::string::npos;
     } else {
-      throw UsageError(fmt::format("--vllm-env: {} is not a variable gpubudget models (VLLM_PP_LAYER_PARTITION, "
-                                   "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS, VLLM_ATTENTION_BACKEND, "
-                                   "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE, VLLM_ALL2ALL_BACKEND, "
-                                   "VLLM_DEEPEP_BUFFER_SIZE_MB)",
-                                   var));
+      throw UsageError(fmt::format("--vllm-env: {} is not a variable gpubudget models ({})", var,
+                                   fmt::join(modelled_vllm_env_vars(), ", ")));
     }
   }
   if (o.gpu.empty() && o.gpu_memory.empty()) {

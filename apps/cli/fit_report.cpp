@@ -158,7 +158,8 @@ void write_fit_text(const FitQuery& c, const FitResult& r, const std::vector<Rem
                         w.overheads.relative_uncertainty * kGenericOverheadUncertaintyFactor * 100,
                         kGenericWeightsUncertainty * 100));
   out << "\n";
-  out << fmt::format("KV cache ({}): {} bytes per token per GPU, {} blocks of {} tokens\n", attention_mix(c.model),
+  out << fmt::format("KV cache ({}{}): {} bytes per token per GPU, {} blocks of {} tokens\n", attention_mix(c.model),
+                     d.mla_disabled ? ", run as multi-head attention: VLLM_MLA_DISABLE=1" : "",
                      w.kv.bytes_per_token().count(), r.num_blocks, r.block_size);
   for (const auto& g : kv_group_lines(w.kv, r.judged_max_model_len, static_cast<std::int64_t>(c.model.layers.size()))) {
     out << "  " << g << "\n";

@@ -58,11 +58,10 @@ const std::set<std::string>& special_flags() {
 }
 
 // Environment variables that change what vLLM allocates on a GPU and that gpubudget does not model
-// (vllm/envs.py): MLA models' KV layout, the sampler path of the profile run, all-to-all and FlashInfer
-// workspaces, the MoE FP4 workspace, the sparse indexer's logits buffer, the V2 model runner.
+// (vllm/envs.py): the sampler path of the profile run, all-to-all and FlashInfer workspaces, the MoE
+// FP4 workspace, the sparse indexer's logits buffer, the V2 model runner.
 bool changes_memory_unmodelled(const std::string& var) {
-  static const std::set<std::string> kVars = {"VLLM_MLA_DISABLE",
-                                              "VLLM_USE_FLASHINFER_SAMPLER",
+  static const std::set<std::string> kVars = {"VLLM_USE_FLASHINFER_SAMPLER",
                                               "VLLM_FLASHINFER_WORKSPACE_BUFFER_SIZE",
                                               "VLLM_MAX_TOKENS_PER_EXPERT_FP4_MOE",
                                               "VLLM_SPARSE_INDEXER_MAX_LOGITS_MB",
@@ -83,6 +82,17 @@ std::string long_name(const std::string& flag, const EngineArgs& engine_args) {
 }
 
 }  // namespace
+
+const std::vector<std::string>& modelled_vllm_env_vars() {
+  static const std::vector<std::string> kVars = {"VLLM_PP_LAYER_PARTITION",
+                                                 "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS",
+                                                 "VLLM_ATTENTION_BACKEND",
+                                                 "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE",
+                                                 "VLLM_ALL2ALL_BACKEND",
+                                                 "VLLM_DEEPEP_BUFFER_SIZE_MB",
+                                                 "VLLM_MLA_DISABLE"};
+  return kVars;
+}
 
 bool vllm_command_reads(const std::string& flag) {
   return value_flags().count(flag) != 0 || switch_flags().count(flag) != 0 || special_flags().count(flag) != 0;
@@ -243,9 +253,8 @@ VllmCommand translate_vllm_command(const std::vector<std::string>& tokens, const
   out.flags.insert(out.flags.end(), flags.begin(), flags.end());
   for (const auto& assignment : env) {
     const std::string var = assignment.substr(0, assignment.find('='));
-    if (var == "VLLM_PP_LAYER_PARTITION" || var == "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS" ||
-        var == "VLLM_ATTENTION_BACKEND" || var == "VLLM_ALL2ALL_BACKEND" || var == "VLLM_DEEPEP_BUFFER_SIZE_MB" ||
-        var == "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE") {
+    const auto& modelled = modelled_vllm_env_vars();
+    if (std::find(modelled.begin(), modelled.end(), var) != modelled.end()) {
       out.flags.push_back("--vllm-env");
       out.flags.push_back(assignment);
     } else if (changes_memory_unmodelled(var)) {

@@ -16,13 +16,16 @@ struct VllmCommand {
 };
 
 // `tokens` is everything after `--`. Leading NAME=VALUE words are environment assignments; the
-// VLLM_* ones that change memory (VLLM_PP_LAYER_PARTITION, VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS)
-// become --vllm-env. Throws UsageError when the words are not a vLLM server command.
+// VLLM_* ones gpubudget models (modelled_vllm_env_vars) become --vllm-env. Throws UsageError when the words are not a vLLM server command.
 // Every other flag follows `engine_args` (configs/vllm-engine-args.json): ignored when it has no effect on
 // GPU memory, a note when it changes memory in a way not modelled or is not one of vLLM's flags.
 VllmCommand translate_vllm_command(const std::vector<std::string>& tokens, const EngineArgs& engine_args);
 
 // Whether the parser turns `flag` (a long name) into gpubudget's own flag: the list's "read" entries.
 bool vllm_command_reads(const std::string& flag);
+
+// The environment variables `--vllm-env` reads (and a pasted line passes on to it), in the order the
+// usage error lists them.
+const std::vector<std::string>& modelled_vllm_env_vars();
 
 }  // namespace gpubudget::cli

@@ -250,6 +250,9 @@ struct Deployment {
   std::int64_t deepep_buffer_size_mb = 1024;
   // --attention-backend / VLLM_ATTENTION_BACKEND: the backend vLLM must use ("" lets it choose).
   std::string attention_backend;
+  // VLLM_MLA_DISABLE=1 (vllm/envs.py; ModelConfig.use_mla): DeepSeek-style models run their MLA
+  // layers as multi-head attention, with a full K and V per head in the KV cache.
+  bool mla_disabled = false;
 };
 
 }  // namespace gpubudget

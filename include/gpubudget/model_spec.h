@@ -237,6 +237,19 @@ struct EagleHeadConfig {
   std::optional<bool> stores_lm_head;    // some tensor name holds "lm_head"
 };
 
+// A Medusa draft's config (vllm/transformers_utils/configs/medusa.py MedusaConfig; medusa.py Medusa):
+// per head a ResidualBlock of `layers_per_head` nn.Linear(hidden, hidden), whole on every rank, and a
+// ParallelLMHead of vocab_size rows (one of truncated_vocab_size rows shared by every head with
+// original_lm_head). vLLM builds num_speculative_tokens heads whatever the checkpoint holds
+// (MedusaConfig.num_lookahead_tokens sets num_heads).
+struct MedusaHeads {
+  std::int64_t checkpoint_heads = 0;      // num_heads (any key with "num" and "heads"), default 5
+  std::int64_t layers_per_head = 1;       // num_hidden_layers (any key with "num" and "layers"), default 1
+  std::int64_t truncated_vocab_size = 0;  // truncated_vocab_size, default vocab_size
+  bool original_lm_head = false;          // original_lm_head: one head shared by every block
+  bool fc_bias = false;                   // medusa_fc_bias: the block linears have a bias
+};
+
 // Speculative decoding's drafter as a deployment loads it (model_as_served), on the last pipeline
 // stage: its weights are their own row of the breakdown (Component::kDraft) and its attention layers
 // take KV from the same pool as the target's.
@@ -327,6 +340,12 @@ struct ModelSpec {
   std::int64_t num_experts_per_token = 0;
   // MLA models: qk_nope_head_dim (vLLM 0.17 picks FlashInfer-MLA on Blackwell only for 128).
   std::int64_t mla_qk_nope_head_dim = 0;
+  // MLA models whose vLLM model file builds multi-head attention instead when VLLM_MLA_DISABLE=1
+  // (deepseek_v2.py / glm4_moe_lite.py DeepseekV2Attention): its K and V head size is
+  // qk_nope_head_dim + qk_rope_head_dim. 0: the model file has no such path.
+  std::int64_t mla_disabled_head_dim = 0;
+  // Set when the config is a Medusa draft's (model_type "medusa"): vLLM serves it only as a draft.
+  std::optional<MedusaHeads> medusa;
   // Mamba2 models: the SSM chunk size (`chunk_size` / `mamba_chunk_size`), the base of the block size
   // in mamba_cache_mode `all`; 0 when the config has none.
   std::int64_t mamba_chunk_size = 0;

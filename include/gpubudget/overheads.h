@@ -48,6 +48,10 @@ struct OverheadEstimate {
   Bytes cudagraph;       // estimated graph memory (charged only when the profile says so)
   bool cudagraph_charged = false;
   double relative_uncertainty = 0;
+
+  // What the KV budget loses to the estimated terms: activation peak + non-torch, plus the graphs when
+  // charged. relative_uncertainty is a fraction of this.
+  [[nodiscard]] Bytes charged() const { return activation_peak + non_torch + (cudagraph_charged ? cudagraph : Bytes(0)); }
 };
 
 // The overhead uncertainty of a family no observation calibrated (ModelSpec::overheads_caveat) is this

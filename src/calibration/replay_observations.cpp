@@ -249,10 +249,7 @@ std::vector<ReplayRow> replay_observation_text(const std::string& text, const st
         // With pipeline stages the log shows one worker's line, not saying which: the range spans every
         // stage's (each stage's budget moved by its own overheads x the uncertainty).
         for (const auto& stage : predicted.workers) {
-          const auto& o = stage.overheads;
-          const double swing = static_cast<double>(o.activation_peak.count() + o.non_torch.count() +
-                                                   (o.cudagraph_charged ? o.cudagraph.count() : 0)) *
-                               o.relative_uncertainty;
+          const double swing = static_cast<double>(stage.overheads.charged().count()) * stage.overheads.relative_uncertainty;
           r.predicted_available_low_gib = std::min(*r.predicted_available_low_gib, to_gib(stage.kv_cache) - swing / static_cast<double>(kGiB));
           r.predicted_available_high_gib = std::max(*r.predicted_available_high_gib, to_gib(stage.kv_cache) + swing / static_cast<double>(kGiB));
         }

@@ -56,6 +56,7 @@ std::string fit_json(const FitQuery& q, const FitResult& r, const std::vector<Re
   j["deployment"]["mm_encoder_tp_mode"] = encoder_tp_mode_name(d.mm_encoder_tp_mode);
   j["deployment"]["optimization_level"] = d.optimization_level ? Document(*d.optimization_level) : Document();
   j["deployment"]["cudagraph_mode"] = d.cudagraph_mode.empty() ? Document() : Document(d.cudagraph_mode);
+  j["deployment"]["mla_disabled"] = d.mla_disabled;
   if (r.hybrid) {
     j["deployment"]["enable_prefix_caching"] = r.prefix_caching;
     j["deployment"]["mamba_cache_mode"] = mamba_cache_mode_name(r.mamba_cache_mode);

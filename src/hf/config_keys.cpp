@@ -234,6 +234,9 @@ constexpr FamilyKey kByFamily[] = {
     {"kimi_linear", "num_key_value_heads", "", "MLA layers are sized by the MLA keys, KDA layers by linear_attn_config"},
     {"deepseek_v2", "use_unified_vision_chunk", "", "Kimi-K2.5's video chunking in the processor"},
     {"kimi_linear", "mla_use_nope", "", "whether MLA layers apply RoPE (compute)"},
+    {"medusa", "max_paths", "", "MedusaConfig's tree-search setting: vLLM proposes top-1 tokens only"},
+    {"medusa", "topk", "", "MedusaConfig's tree-search setting: vLLM proposes top-1 tokens only"},
+    {"medusa", "base_model_name_or_path", "", "the target the heads were trained on: metadata"},
 };
 
 }  // namespace

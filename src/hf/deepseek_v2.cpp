@@ -27,6 +27,8 @@ void parse_deepseek_v2(const ParseContext& c, ModelSpec& model) {
   const auto rope = t.integer("qk_rope_head_dim", 1, kMaxHidden);
   const auto v_dim = t.integer("v_head_dim", 1, kMaxHidden);
   model.mla_qk_nope_head_dim = nope;
+  // VLLM_MLA_DISABLE=1: DeepseekV2Attention's K and V head size (served_model.cpp).
+  model.mla_disabled_head_dim = nope + rope;
   const auto experts = t.optional_integer("n_routed_experts", 1, kMaxExperts).value_or(0);
   const auto shared = t.optional_integer("n_shared_experts", 0, kMaxExperts).value_or(0);
   const auto moe_I = experts > 0 ? t.integer("moe_intermediate_size", 1, kMaxIntermediate) : 0;

@@ -12,9 +12,12 @@ namespace gpubudget::detail {
 
 namespace {
 
-// vLLM's registry (_SPECULATIVE_DECODING_MODELS) names that map to the two Llama EAGLE heads.
-constexpr std::array<std::string_view, 4> kDraftOnlyArchitectures = {
-    "EagleLlamaForCausalLM", "Eagle3LlamaForCausalLM", "LlamaForCausalLMEagle3", "PeagleLlamaForCausalLM"};
+// vLLM's registry (_SPECULATIVE_DECODING_MODELS) names that map to the two Llama EAGLE heads
+// (llama_eagle.EagleLlamaForCausalLM, llama_eagle3.Eagle3LlamaForCausalLM).
+constexpr std::array<std::string_view, 8> kDraftOnlyArchitectures = {
+    "EagleLlamaForCausalLM",      "Eagle3LlamaForCausalLM",     "LlamaForCausalLMEagle3",
+    "PeagleLlamaForCausalLM",     "PEagleDraftModel",           "Eagle3MiniMaxM2ForCausalLM",
+    "Eagle3Qwen2_5vlForCausalLM", "Eagle3Qwen3vlForCausalLM"};
 
 }  // namespace
 

@@ -38,7 +38,8 @@ constexpr std::string_view kLlamaArchitectures[] = {
     "SeedOssForCausalLM", "HunYuanDenseV1ForCausalLM", "HunYuanMoEV1ForCausalLM", "PhiMoEForCausalLM",
     "Ernie4_5ForCausalLM", "Ernie4_5_MoeForCausalLM",
     // EAGLE draft heads (speculative-decoding models of vLLM's registry; eagle_head.cpp).
-    "EagleLlamaForCausalLM", "Eagle3LlamaForCausalLM", "LlamaForCausalLMEagle3", "PeagleLlamaForCausalLM"};
+    "EagleLlamaForCausalLM", "Eagle3LlamaForCausalLM", "LlamaForCausalLMEagle3", "PeagleLlamaForCausalLM",
+    "PEagleDraftModel", "Eagle3MiniMaxM2ForCausalLM", "Eagle3Qwen2_5vlForCausalLM", "Eagle3Qwen3vlForCausalLM"};
 
 constexpr ModelType kLlama4Types[] = {{"llama4_text"}};
 constexpr std::string_view kLlama4Architectures[] = {"Llama4ForCausalLM", "Llama4ForConditionalGeneration"};

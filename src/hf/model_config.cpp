@@ -45,6 +45,16 @@ void check_model_size(const ModelSpec& model) { check_model_size_impl(model); }
 
 namespace {
 
+// Never silently wrong: a key of `config` no parser read and that is not known to leave memory alone
+// is named in ModelSpec::unmodelled_config_keys (as `prefix` + key).
+void note_unread_keys(const detail::JsonReader& config, std::string_view prefix, ModelSpec& model) {
+  for (const auto& key : config.unread_keys()) {
+    if (!detail::is_without_memory_effect(model.family, key, config.value()[key])) {
+      model.unmodelled_config_keys.push_back(std::string(prefix) + key);
+    }
+  }
+}
+
 ModelSpec parse_config(const std::string& config_json, const std::string& hf_quant_config_json,
                        const std::string& source, const CheckpointHeaders* headers) {
   using detail::JsonReader;
@@ -57,6 +67,12 @@ ModelSpec parse_config(const std::string& config_json, const std::string& hf_qua
 
   ModelSpec model;
   model.source = source;
+  if (!root.has("text_config") && root.optional_string("model_type") == "medusa") {
+    model.model_type = "medusa";
+    detail::parse_medusa(config_json, root, model);
+    note_unread_keys(root, "", model);
+    return model;
+  }
   const auto architectures = root.string_list("architectures");
   if (architectures.empty()) root.fail("architectures", "a non-empty array of strings");
   model.architecture = architectures.front();
@@ -164,17 +180,8 @@ ModelSpec parse_config(const std::string& config_json, const std::string& hf_qua
 
   detail::derive_max_model_len(text, model, generic ? 0 : match.model_type->default_max_position);
   detail::check_model_size(model);
-  // Never silently wrong: a key no parser read and that is not known to leave memory alone is named.
-  for (const auto& key : root.unread_keys()) {
-    if (!detail::is_without_memory_effect(model.family, key, root_json[key])) model.unmodelled_config_keys.push_back(key);
-  }
-  if (nested) {
-    for (const auto& key : text.unread_keys()) {
-      if (!detail::is_without_memory_effect(model.family, key, text.value()[key])) {
-        model.unmodelled_config_keys.push_back("text_config." + key);
-      }
-    }
-  }
+  note_unread_keys(root, "", model);
+  if (nested) note_unread_keys(text, "text_config.", model);
   return model;
 }
 

@@ -81,6 +81,10 @@ void derive_max_model_len(const JsonReader& text, ModelSpec& model, std::int64_t
 // Llama config).
 void parse_eagle_head(const JsonReader& root, ModelSpec& model);
 
+// A Medusa draft's config (model_type "medusa", medusa.cpp): ModelSpec::medusa, family "medusa".
+// `config_json` is the file's text (MedusaConfig renames keys in their order in the file).
+void parse_medusa(const std::string& config_json, const JsonReader& root, ModelSpec& model);
+
 void parse_deepseek_v2(const ParseContext& context, ModelSpec& model);
 void parse_gpt_oss(const ParseContext& context, ModelSpec& model);
 void parse_qwen3_next(const ParseContext& context, ModelSpec& model);

@@ -461,6 +461,22 @@ TEST(CliFit, PastedAll2AllBackendAndDeepEpBufferSize) {
   EXPECT_EQ(run({"fit", "deepseek-ai/DeepSeek-V3", "--gpu", "b200", "--all2all-backend", "deepep"}).code, 3);
 }
 
+// VLLM_MLA_DISABLE in a pasted line is --vllm-env: the same document, DeepSeek-V2-Lite's 27 layers at
+// 16 heads x (128 + 64) for K and V, 2 x 16 x 192 x 2 B = 12,288 B per token each, instead of MLA's
+// 576 x 2 B; vLLM reads bool(int(value)).
+TEST(CliFit, PastedMlaDisable) {
+  const CliRun flags = run({"fit", "deepseek-ai/DeepSeek-V2-Lite-Chat", "--gpu", "h100", "--max-model-len", "8192",
+                            "--vllm-env", "VLLM_MLA_DISABLE=1", "--json"});
+  const CliRun pasted = run({"fit", "--gpu", "h100", "--json", "--", "VLLM_MLA_DISABLE=1", "vllm", "serve",
+                             "deepseek-ai/DeepSeek-V2-Lite-Chat", "--max-model-len", "8192"});
+  ASSERT_EQ(flags.code, 0) << flags.err;
+  EXPECT_EQ(flags.out, pasted.out);
+  const auto j = nlohmann::json::parse(flags.out);
+  EXPECT_EQ(j["deployment"]["mla_disabled"], true);
+  EXPECT_EQ(j["kv_cache"]["bytes_per_token"].get<std::int64_t>(), 27 * 12'288);
+  EXPECT_EQ(run({"fit", "deepseek-ai/DeepSeek-V2-Lite-Chat", "--gpu", "h100", "--vllm-env", "VLLM_MLA_DISABLE=yes"}).code, 2);
+}
+
 // Hybrid models report how vLLM resolved prefix caching and the state dtypes.
 TEST(CliFit, HybridJsonNamesTheCacheMode) {
   const CliRun r = run({"fit", "Qwen/Qwen3-Next-80B-A3B-Instruct", "--gpu", "h100", "-tp", "4", "--enable-prefix-caching",

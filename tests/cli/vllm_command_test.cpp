@@ -86,11 +86,11 @@ TEST(VllmCommand, SpeculativeShorthandsAreSpeculativeConfigKeys) {
 // otherwise are warned about, other VLLM_* are ignored.
 TEST(VllmCommand, EnvironmentVariablesFollowWhatTheyDo) {
   const VllmCommand c = translate({"VLLM_ATTENTION_BACKEND=TRITON_ATTN", "VLLM_MLA_DISABLE=1", "VLLM_LOGGING_LEVEL=DEBUG",
-                                   "vllm", "serve", "m"});
-  EXPECT_EQ(c.flags, (Words{"m", "--vllm-env", "VLLM_ATTENTION_BACKEND=TRITON_ATTN"}));
+                                   "VLLM_USE_FLASHINFER_SAMPLER=1", "vllm", "serve", "m"});
+  EXPECT_EQ(c.flags, (Words{"m", "--vllm-env", "VLLM_ATTENTION_BACKEND=TRITON_ATTN", "--vllm-env", "VLLM_MLA_DISABLE=1"}));
   EXPECT_EQ(c.ignored, (Words{"VLLM_LOGGING_LEVEL"}));
   ASSERT_EQ(c.notes.size(), 1u);
-  EXPECT_NE(c.notes[0].find("VLLM_MLA_DISABLE changes GPU memory"), std::string::npos) << c.notes[0];
+  EXPECT_NE(c.notes[0].find("VLLM_USE_FLASHINFER_SAMPLER changes GPU memory"), std::string::npos) << c.notes[0];
 }
 
 // The model's revision and vLLM's download folder decide where the model is found.

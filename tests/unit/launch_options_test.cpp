@@ -432,7 +432,97 @@ TEST(Speculative, DraftModelQwen3_06bForQwen3_8b) {
   test::expect_input_error([&] { (void)model_as_served(target, eagle); }, "the EAGLE heads modelled are vLLM's Llama");
   Deployment medusa = d;
   medusa.speculative.method = SpeculativeMethod::kMedusa;
-  test::expect_input_error([&] { (void)model_as_served(target, medusa); }, "Medusa heads are not modelled");
+  test::expect_input_error([&] { (void)model_as_served(target, medusa); }, "is not a Medusa draft");
+}
+
+// method medusa (medusa.py Medusa, MedusaConfig): heads for Llama-3.1-8B (H 4096, vocab 128,256, bf16)
+// in the format vLLM reads (model_type "medusa"; medusa_num_heads and medusa_num_layers are renamed
+// num_heads and num_hidden_layers), 3 speculative tokens at TP 2. MedusaConfig.num_lookahead_tokens
+// makes num_heads 3, whatever the checkpoint's 5. Per rank:
+//   3 ResidualBlocks of one nn.Linear(4096, 4096) with bias, whole: 3 x (4096 x 4096 + 4096) x 2 B =
+//   100,687,872 B;
+//   3 ParallelLMHead of 128,256 rows (a multiple of 64) split over 2: 3 x 64,128 x 4096 x 2 B =
+//   1,576,009,728 B;
+// = 1,676,697,600 B. No attention: the KV cache per token is the target's.
+// With original_lm_head and truncated_vocab_size 32,000 one head of 32,000 / 2 rows is shared:
+//   100,687,872 + 16,000 x 4096 x 2 = 231,759,872 B.
+TEST(Speculative, MedusaHeadsForLlama31_8b) {
+  const std::string config = R"({"model_type": "medusa", "architectures": ["MedusaModel"], "hidden_size": 4096,
+    "vocab_size": 128256, "medusa_num_heads": 5, "medusa_num_layers": 1, "medusa_fc_bias": true,
+    "max_paths": 64, "topk": 10, "torch_dtype": "bfloat16"})";
+  const ModelSpec heads = parse_model_config(config, "", "medusa/config.json");
+  ASSERT_TRUE(heads.medusa);
+  EXPECT_EQ(heads.medusa->checkpoint_heads, 5);
+  EXPECT_TRUE(heads.unmodelled_config_keys.empty());
+  const ModelSpec target = test::bundled("meta-llama/Llama-3.1-8B-Instruct");
+  const GpuSpec h100 = load_gpu_preset("h100", test::configs());
+  Deployment d;
+  d.tensor_parallel_size = 2;
+  d.max_model_len = 32768;
+  const FitResult plain = fit(target, h100, d, newest());
+  d.speculative.method = SpeculativeMethod::kMedusa;
+  d.speculative.num_speculative_tokens = 3;
+  d.speculative.draft_model = std::make_shared<const ModelSpec>(heads);
+  const FitResult drafted = fit(target, h100, d, newest());
+  EXPECT_EQ(component(drafted.binding_worker().weights, Component::kDraft).count(), 1'676'697'600LL);
+  EXPECT_EQ((drafted.binding_worker().weights.total - plain.binding_worker().weights.total).count(), 1'676'697'600LL);
+  EXPECT_EQ(drafted.binding_worker().kv.bytes_per_token(), plain.binding_worker().kv.bytes_per_token());
+  EXPECT_TRUE(std::any_of(drafted.warnings.begin(), drafted.warnings.end(), [](const std::string& w) {
+    return w.find("vLLM builds 3 Medusa heads (num_speculative_tokens), the checkpoint has 5") != std::string::npos;
+  }));
+
+  const std::string shared_head = R"({"model_type": "medusa", "hidden_size": 4096, "vocab_size": 128256,
+    "num_heads": 3, "num_hidden_layers": 1, "medusa_fc_bias": true, "original_lm_head": true,
+    "truncated_vocab_size": 32000})";
+  d.speculative.draft_model = std::make_shared<const ModelSpec>(parse_model_config(shared_head, "", "m/config.json"));
+  const FitResult one_head = fit(target, h100, d, newest());
+  EXPECT_EQ(component(one_head.binding_worker().weights, Component::kDraft).count(), 231'759'872LL);
+
+  // The heads read the target's hidden states; a Medusa config is no model of its own.
+  test::expect_input_error([&] { (void)model_as_served(test::bundled("meta-llama/Llama-3.1-70B"), d); },
+                           "has hidden_size 4096, the target 8192");
+  test::expect_input_error([&] { (void)fit(heads, h100, Deployment{}, newest()); }, "a Medusa draft");
+  Deployment as_draft_model = d;
+  as_draft_model.speculative.method = SpeculativeMethod::kDraftModel;
+  test::expect_input_error([&] { (void)model_as_served(target, as_draft_model); }, "give method medusa");
+}
+
+// VLLM_MLA_DISABLE=1 on DeepSeek-V3 at TP 8 (ModelConfig.use_mla false; deepseek_v2.py
+// DeepseekV2Attention): each of the 61 layers caches K and V for its 128 / 8 = 16 local heads of
+// qk_nope 128 + qk_rope 64 = 192 elements, 2 x 16 x 192 x 2 B = 12,288 B per token (MLA: 576 x 2 =
+// 1,152). The weights lose only MLAAttention's bf16 W_UK_T / W_UV copies of the fp8 kv_b_proj:
+// 61 x 16 x (128 + 128) x 512 x 2 B = 255,852,544 B. With MTP the next-n layer is built the same way.
+TEST(MlaDisabled, DeepSeekV3RunsMultiHeadAttention) {
+  const ModelSpec m = test::bundled("deepseek-ai/DeepSeek-V3");
+  const GpuSpec h200 = load_gpu_preset("h200", test::configs());
+  Deployment d;
+  d.tensor_parallel_size = 8;
+  d.max_model_len = 65536;  // fits with MLA, not as multi-head attention (12,288 x 61 B a token)
+  const FitResult mla = fit(m, h200, d, newest());
+  d.mla_disabled = true;
+  const FitResult mha = fit(m, h200, d, newest());
+  ASSERT_EQ(mha.binding_worker().kv.layers.size(), 61U);
+  for (const auto& layer : mha.binding_worker().kv.layers) EXPECT_EQ(layer.token_bytes.count(), 12'288);
+  EXPECT_EQ(mla.binding_worker().kv.bytes_per_token().count(), 61 * 1'152);
+  EXPECT_EQ((mla.binding_worker().weights.total - mha.binding_worker().weights.total).count(), 255'852'544LL);
+  // Keeping MLA is the remedy, and reaches what the MLA budget reaches.
+  const auto remedies = find_remedies(m, {h200}, d, newest(), mha);
+  EXPECT_TRUE(std::any_of(remedies.begin(), remedies.end(), [&](const Remedy& r) {
+    return r.change == "MLA kept (unset VLLM_MLA_DISABLE)" && r.reaches_target && r.max_model_len == 65536;
+  }));
+  EXPECT_TRUE(mla.kv_fits);
+  EXPECT_FALSE(mha.kv_fits);
+  d.speculative.method = SpeculativeMethod::kMtp;
+  d.speculative.num_speculative_tokens = 1;
+  const FitResult mtp = fit(m, h200, d, newest());
+  EXPECT_EQ(mtp.binding_worker().kv.bytes_per_token().count(), 62 * 12'288);
+  // Sparse attention has no such path modelled; a model without MLA is unchanged.
+  test::expect_input_error([&] { (void)model_as_served(test::bundled("deepseek-ai/DeepSeek-V3.2"), d); },
+                           "has no multi-head attention path");
+  Deployment llama;
+  llama.mla_disabled = true;
+  const ModelSpec l = test::bundled("meta-llama/Llama-3.1-8B-Instruct");
+  EXPECT_EQ(fit(l, h200, llama, newest()).needed, fit(l, h200, Deployment{}, newest()).needed);
 }
 
 // An EAGLE head is refused as a model of its own (vLLM builds it only beside a target).
@@ -448,6 +538,15 @@ TEST(Speculative, DraftOnlyArchitectureIsNoTarget) {
   EXPECT_TRUE(head.unmodelled_config_keys.empty());
   const GpuSpec h100 = load_gpu_preset("h100", test::configs());
   test::expect_input_error([&] { (void)fit(head, h100, Deployment{}, newest()); }, "a draft-only architecture");
+  // Every registry name vLLM maps to Eagle3LlamaForCausalLM (registry.py _SPECULATIVE_DECODING_MODELS) is one.
+  for (const std::string arch : {"Eagle3Qwen3vlForCausalLM", "Eagle3Qwen2_5vlForCausalLM", "Eagle3MiniMaxM2ForCausalLM",
+                                 "PEagleDraftModel"}) {
+    std::string renamed = config;
+    renamed.replace(renamed.find("Eagle3LlamaForCausalLM"), std::string("Eagle3LlamaForCausalLM").size(), arch);
+    const ModelSpec named = parse_model_config(renamed, "", "eagle3/config.json");
+    ASSERT_TRUE(named.eagle_head) << arch;
+    EXPECT_TRUE(named.eagle_head->draft_only_architecture) << arch;
+  }
   // The published head says LlamaForCausalLM; its EAGLE keys mark it as a head all the same.
   test::expect_input_error(
       [&] { (void)fit(test::bundled("yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"), h100, Deployment{}, newest()); },
