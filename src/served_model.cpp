@@ -71,6 +71,12 @@ void run_mla_as_multi_head_attention(ModelSpec& m) {
   convert(m.mtp_layers);
 }
 
+// What --speculative-config "model" names for a draft read from `source` (its folder, not config.json).
+std::string draft_model_argument(const std::string& source) {
+  constexpr std::string_view kConfig = "/config.json";
+  return source.ends_with(kConfig) ? source.substr(0, source.size() - kConfig.size()) : source;
+}
+
 }  // namespace
 
 void check_servable_alone(const ModelSpec& model) {
@@ -78,7 +84,7 @@ void check_servable_alone(const ModelSpec& model) {
     throw InputError(fmt::format("{}: a Medusa draft (model_type \"medusa\"), which vLLM builds only beside its "
                                  "target; size the target with --speculative-config '{{\"method\": \"medusa\", "
                                  "\"model\": \"{}\", \"num_speculative_tokens\": {}}}'",
-                                 model.source, model.source, model.medusa->checkpoint_heads));
+                                 model.source, draft_model_argument(model.source), model.medusa->checkpoint_heads));
   }
   if (!model.eagle_head) return;
   throw InputError(fmt::format(
@@ -88,7 +94,7 @@ void check_servable_alone(const ModelSpec& model) {
       model.source, model.architecture,
       model.eagle_head->draft_only_architecture ? "a draft-only architecture of vLLM's registry"
                                                 : "its config has EAGLE keys such as draft_vocab_size",
-      model.source));
+      draft_model_argument(model.source)));
 }
 
 namespace {

@@ -208,10 +208,8 @@ void apply_launch_flags(const LaunchFlags& f, const ModelSpec& model, const Mode
   if (!f.speculative_config.empty()) {
     std::string revision;
     d.speculative = parse_speculative_config(f.speculative_config, revision);
-    const SpeculativeMethod method = d.speculative.method;
-    // Medusa heads are refused by model_as_served, whatever their config holds.
-    if (method == SpeculativeMethod::kEagle || method == SpeculativeMethod::kEagle3 ||
-        method == SpeculativeMethod::kDraftModel) {
+    // The methods with a checkpoint of their own (parse_speculative_config has required "model").
+    if (!d.speculative.draft_model_name.empty()) {
       const std::string& name = d.speculative.draft_model_name;
       d.speculative.draft_model = std::make_shared<const ModelSpec>(load_draft(revision.empty() ? name : name + "@" + revision));
     }
