@@ -25,11 +25,14 @@ Bytes vocabulary_table_share(std::int64_t rows, std::int64_t hidden, Dtype dtype
 
 // The draft's rotary caches that the target does not already hold: get_rope shares one instance per
 // setting across the process, so a cache of the target's size and dtype is taken to be the target's.
-void add_own_rotary_caches(const ModelSpec& target, const ModelSpec& draft, const std::string& prefix, Drafter& d) {
+// `never_shared`: every cache is the draft's own (its setting is known to differ).
+void add_own_rotary_caches(const ModelSpec& target, const ModelSpec& draft, const std::string& prefix, Drafter& d,
+                           bool never_shared = false) {
   for (const auto& b : draft.buffers) {
-    const bool shared = std::any_of(target.buffers.begin(), target.buffers.end(), [&](const ReplicatedTensor& t) {
-      return t.name == b.name && t.elements == b.elements && t.dtype == b.dtype;
-    });
+    const bool shared =
+        !never_shared && std::any_of(target.buffers.begin(), target.buffers.end(), [&](const ReplicatedTensor& t) {
+          return t.name == b.name && t.elements == b.elements && t.dtype == b.dtype;
+        });
     if (shared) continue;
     ReplicatedTensor own = b;
     own.name = prefix + b.name;
@@ -123,20 +126,50 @@ Drafter mtp_drafter(ModelSpec& m, std::int64_t pipeline_stages, bool shares_head
   return d;
 }
 
+namespace {
+
+// The head's config as vLLM can run it, or InputError: a Llama head for either method
+// (llama_eagle.py, llama_eagle3.py), a DeepSeek head for EAGLE-3 only (deepseek_eagle3.py; EAGLEConfig
+// names it Eagle3{architecture}, and no EagleDeepseek* head is registered for EAGLE-1).
+void check_eagle_head(const ModelSpec& target, const ModelSpec& head, const Deployment& dep, const std::string& flag) {
+  const bool eagle3 = dep.speculative.method == SpeculativeMethod::kEagle3;
+  if (head.family == "deepseek_v2") {
+    const auto refuse = [&](std::string_view why) {
+      throw InputError(fmt::format("{}: {} ({}): {}", flag, head.source, head.architecture, why));
+    };
+    if (!eagle3) {
+      refuse("vLLM's DeepSeek EAGLE head is EAGLE-3's (deepseek_eagle3.py Eagle3DeepseekV2ForCausalLM); give method "
+             "eagle3");
+    }
+    if (!head.eagle_head) {
+      refuse("a whole DeepSeek model, not an EAGLE-3 head (no Eagle3Deepseek architecture and none of EAGLE's keys "
+             "draft_vocab_size, target_hidden_size, eagle_config)");
+    }
+    if (head.sparse_attention) refuse("an EAGLE-3 head with DeepSeek sparse attention (an indexer) is not modelled");
+    if (dep.mla_disabled) refuse("an MLA EAGLE-3 head with VLLM_MLA_DISABLE=1 is not modelled");
+    const bool target_mla = std::any_of(target.layers.begin(), target.layers.end(),
+                                        [](const LayerSpec& l) { return l.attention.kind == AttentionKind::kMla; });
+    if (!target_mla) refuse("an MLA head beside a target without MLA layers is not modelled");
+  } else if (head.model_type != "llama") {
+    throw InputError(fmt::format("{}: {} is a {} model (model_type \"{}\"); the EAGLE heads modelled are vLLM's Llama "
+                                 "ones (llama_eagle.py, llama_eagle3.py: model_type llama) and the DeepSeek EAGLE-3 "
+                                 "head (deepseek_eagle3.py)",
+                                 flag, head.source, head.architecture, head.model_type));
+  }
+  if (!head.quantization.method.empty()) {
+    throw InputError(fmt::format("{}: {} is a {} checkpoint; quantized EAGLE heads are not modelled", flag,
+                                 head.source, head.quantization.method));
+  }
+  if (head.layers.empty()) throw InputError(fmt::format("{}: {} has no decoder layers", flag, head.source));
+}
+
+}  // namespace
+
 Drafter eagle_drafter(const ModelSpec& target, const ModelSpec& checkpoint_head, const Deployment& dep) {
   const bool eagle3 = dep.speculative.method == SpeculativeMethod::kEagle3;
   const std::string flag = fmt::format("--speculative-config method {}", eagle3 ? "eagle3" : "eagle");
-  if (checkpoint_head.model_type != "llama") {
-    throw InputError(fmt::format("{}: {} is a {} model (model_type \"{}\"); the EAGLE heads modelled are vLLM's Llama "
-                                 "ones (llama_eagle.py, llama_eagle3.py: model_type llama)",
-                                 flag, checkpoint_head.source, checkpoint_head.architecture,
-                                 checkpoint_head.model_type));
-  }
-  if (!checkpoint_head.quantization.method.empty()) {
-    throw InputError(fmt::format("{}: {} is a {} checkpoint; quantized EAGLE heads are not modelled", flag,
-                                 checkpoint_head.source, checkpoint_head.quantization.method));
-  }
-  if (checkpoint_head.layers.empty()) throw InputError(fmt::format("{}: {} has no decoder layers", flag, checkpoint_head.source));
+  check_eagle_head(target, checkpoint_head, dep, flag);
+  const bool mla_head = checkpoint_head.family == "deepseek_v2";
   // The draft ModelConfig takes the target's dtype (SpeculativeConfig: dtype=target_model_config.dtype).
   const ModelSpec head = with_dtype(checkpoint_head, target.dtype);
   const EagleHeadConfig config = head.eagle_head.value_or(EagleHeadConfig{});
@@ -157,11 +190,16 @@ Drafter eagle_drafter(const ModelSpec& target, const ModelSpec& checkpoint_head,
     LayerSpec& layer = d.layers[i];
     const std::string p = fmt::format("model.layers.{}.", layer.index);
     if (eagle3) {
-      // LlamaDecoderLayer (llama_eagle3.py): layer 0's qkv_proj reads [embeds, hidden] (2H); every layer
+      // Layer 0 reads [embeds, hidden] (2H): LlamaDecoderLayer's qkv_proj (llama_eagle3.py),
+      // DeepseekV2MLAAttention's input_size for its first projections (deepseek_eagle3.py); every layer
       // has a hidden_norm [H].
       if (i == 0) {
         for (auto& l : layer.linears) {
-          if (l.name == p + "self_attn.qkv_proj") l.input_size = 2 * H;
+          const bool reads_hidden =
+              mla_head ? (l.name == p + "self_attn.fused_qkv_a_proj" || l.name == p + "self_attn.q_proj" ||
+                          l.name == p + "self_attn.kv_a_proj_with_mqa")
+                       : l.name == p + "self_attn.qkv_proj";
+          if (reads_hidden) l.input_size = 2 * H;
         }
       }
       layer.replicated.push_back({p + "hidden_norm", Component::kNorms, H, dt});
@@ -171,13 +209,16 @@ Drafter eagle_drafter(const ModelSpec& target, const ModelSpec& checkpoint_head,
     }
   }
   if (eagle3) {
-    // LlamaModel (llama_eagle3.py): fc = ReplicatedLinear(3 x target hidden -> H) when the head uses
-    // the target's auxiliary hidden states, input_norm over fc's input with norm_before_fc, the final
-    // norm; Eagle3LlamaForCausalLM: lm_head [draft_vocab_size, H], draft_id_to_target_id int64.
+    // fc = ReplicatedLinear(3 x target hidden -> H): LlamaModel (llama_eagle3.py) builds it when the head
+    // uses the target's auxiliary hidden states, with an input_norm over fc's input under norm_before_fc;
+    // DeepseekV2Eagle3Model always, without one. Then the final norm; Eagle3*ForCausalLM: lm_head
+    // [draft_vocab_size, H], draft_id_to_target_id int64.
     const std::int64_t fc_input = 3 * (config.target_hidden_size > 0 ? config.target_hidden_size : H);
-    if (config.use_aux_hidden_state) {
+    if (mla_head || config.use_aux_hidden_state) {
       d.linears.push_back(replicated_linear("model.fc", H, fc_input, plain));
-      if (config.norm_before_fc) d.tensors.push_back({"model.input_norm", Component::kNorms, fc_input, dt});
+      if (!mla_head && config.norm_before_fc) {
+        d.tensors.push_back({"model.input_norm", Component::kNorms, fc_input, dt});
+      }
     }
     d.tensors.push_back({"model.norm", Component::kNorms, H, dt});
     const std::int64_t draft_vocab = config.draft_vocab_size > 0 ? config.draft_vocab_size : head.vocab_size;
@@ -216,7 +257,18 @@ Drafter eagle_drafter(const ModelSpec& target, const ModelSpec& checkpoint_head,
         "(+{} B per GPU)",
         embedding_share.count()));
   }
-  add_own_rotary_caches(target, head, "draft.", d);
+  // The MLA head's YaRN cache has the target's size whatever its max_position_embeddings, but get_rope's
+  // key holds max_position too: the published heads' configs omit it (DeepseekV3Config's default 4096,
+  // not the target's), so the head's cache is counted as its own, with the bytes at stake said.
+  add_own_rotary_caches(target, head, "draft.", d, mla_head);
+  if (mla_head) {
+    Bytes own;
+    for (const auto& b : head.buffers) own += Bytes(b.elements * element_bytes(b.dtype));
+    d.assumptions.push_back(fmt::format(
+        "the MLA head's rotary cache is counted as its own ({} B per GPU): get_rope shares the target's only when "
+        "the head's max_position_embeddings and RoPE setting equal the target's",
+        own.count()));
+  }
   for (const auto& key : head.unmodelled_config_keys) {
     d.assumptions.push_back(fmt::format("draft config key `{}` is not modelled", key));
   }

@@ -38,7 +38,12 @@ void parse_deepseek_v2(const ParseContext& c, ModelSpec& model) {
   // GLM-4.7-Flash (glm4_moe_lite.py): DeepSeek's MLA with GLM's MoE block, whose router is a float32
   // nn.Linear with an always-present float32 correction bias (Glm4MoE).
   const bool glm_moe = model.model_type == "glm4_moe_lite";
-  model.skipped_mtp_layers = t.optional_integer("num_nextn_predict_layers", 0, kMaxLayers).value_or(0);
+  // An EAGLE-3 head (deepseek_eagle3.py DeepseekV2Eagle3DecoderLayer): every layer's MLP is a dense
+  // DeepseekV2MLP of intermediate_size whatever the MoE keys say, and vLLM builds no next-n layers of
+  // it. Its layer 0's wider input and its extra norms are the drafter's (drafters.cpp).
+  const bool eagle3_head = declares_eagle_head(c.root, model.architecture);
+  const auto next_n = t.optional_integer("num_nextn_predict_layers", 0, kMaxLayers).value_or(0);
+  model.skipped_mtp_layers = eagle3_head ? 0 : next_n;
   model.num_experts_per_token = experts > 0 ? t.integer("num_experts_per_tok", 1, kMaxExperts) : 0;
   // DeepSeek sparse attention (V3.2, GLM-5): a lightning indexer per layer.
   const auto index_heads = t.optional_integer("index_n_heads", 1, kMaxHeads).value_or(0);
@@ -117,7 +122,7 @@ void parse_deepseek_v2(const ParseContext& c, ModelSpec& model) {
     layer.replicated.push_back(tensor(cat(p, "post_attention_layernorm"), Component::kNorms, H, dt));
 
     const std::string m = cat(p, "mlp.");
-    layer.is_moe = experts > 0 && i >= first_dense && i % moe_freq == 0;
+    layer.is_moe = !eagle3_head && experts > 0 && i >= first_dense && i % moe_freq == 0;
     if (layer.is_moe) {
       // Router: ReplicatedLinear without quantization, plus the fp32 correction bias for noaux_tc.
       const QuantFormat router = glm_moe ? c.unquantized_float32() : plain;

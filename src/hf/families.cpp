@@ -18,7 +18,9 @@ constexpr ModelType kDeepseekTypes[] = {{"deepseek_v2"}, {"deepseek_v3"}, {"kimi
 constexpr std::string_view kDeepseekArchitectures[] = {
     "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM",
     "Glm4MoeLiteForCausalLM",
-    "KimiK25ForConditionalGeneration", "KimiVLForConditionalGeneration"};
+    "KimiK25ForConditionalGeneration", "KimiVLForConditionalGeneration",
+    // The EAGLE-3 head on MLA (deepseek_eagle3.py; eagle_head.cpp).
+    "Eagle3DeepseekV2ForCausalLM", "Eagle3DeepseekV3ForCausalLM"};
 
 // Gemma3TextConfig's max_position_embeddings is 131,072 (its published configs omit it).
 constexpr ModelType kLlamaTypes[] = {

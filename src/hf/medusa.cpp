@@ -6,9 +6,6 @@
 #include <optional>
 #include <string>
 
-#include <fmt/format.h>
-
-#include "gpubudget/error.h"
 #include "parse_context.h"
 
 namespace gpubudget::detail {
@@ -39,7 +36,8 @@ void parse_medusa(const std::string& config_json, const JsonReader& root, ModelS
   heads.fc_bias = root.boolean("medusa_fc_bias", false);
   (void)root.optional_number("logit_scale", 0.0, 1e9);  // scales the logits: no tensor
 
-  // The renamed keys, in document order (the reader's own object is sorted by key).
+  // The renamed keys, in document order (the reader's own object is sorted by key). Every renamed key
+  // is popped, so each counts as read; only the last of each kind takes effect.
   const auto ordered = nlohmann::ordered_json::parse(config_json, nullptr, false);
   std::optional<std::string> heads_key, layers_key;
   for (const auto& [key, value] : ordered.items()) {
@@ -48,17 +46,13 @@ void parse_medusa(const std::string& config_json, const JsonReader& root, ModelS
       heads_key = key;
     } else if (key.find("layers") != std::string::npos) {
       layers_key = key;
+    } else {
+      continue;
     }
+    (void)root.has(key);
   }
   heads.checkpoint_heads = heads_key ? root.integer(*heads_key, 1, kMaxLayers) : kDefaultHeads;
   heads.layers_per_head = layers_key ? root.integer(*layers_key, 0, kMaxLayers) : kDefaultLayers;
-  for (const auto& [key, value] : ordered.items()) {
-    // Every other renamed key is popped too: read, without effect of its own.
-    if (key.find("num") != std::string::npos &&
-        (key.find("heads") != std::string::npos || key.find("layers") != std::string::npos)) {
-      (void)root.has(key);
-    }
-  }
   model.medusa = heads;
 }
 

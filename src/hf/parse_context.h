@@ -77,8 +77,11 @@ CheckpointQuantization parse_quantization(const JsonReader& root, const JsonRead
 // `config_class_default` > 0 stands in for max_position_embeddings when a sparse config omits it.
 void derive_max_model_len(const JsonReader& text, ModelSpec& model, std::int64_t config_class_default);
 
-// ModelSpec::eagle_head of an EAGLE draft head's config (an Eagle architecture, or EAGLE-3's keys on a
-// Llama config).
+// Whether a config is an EAGLE draft head's: an architecture vLLM registers only as a draft, or EAGLE's
+// keys (draft_vocab_size, eagle_config, ...) on a Llama or DeepSeek config.
+bool declares_eagle_head(const JsonReader& root, std::string_view architecture);
+
+// ModelSpec::eagle_head of an EAGLE draft head's config (declares_eagle_head).
 void parse_eagle_head(const JsonReader& root, ModelSpec& model);
 
 // A Medusa draft's config (model_type "medusa", medusa.cpp): ModelSpec::medusa, family "medusa".
@@ -106,6 +109,10 @@ void parse_vision(const JsonReader& root, ModelSpec& model);
 
 // The RoPE type of `rope_scaling` (or transformers 5's `rope_parameters`): "default" when absent.
 std::string rope_type(const JsonReader& text);
+
+// get_rope's partial_rotary_factor: rope_parameters' (or rope_scaling's) own, else the config's top-level
+// key (transformers v5 and vLLM's patch_rope_parameters move it into rope_parameters), else `fallback`.
+double partial_rotary_factor(const JsonReader& text, double fallback);
 
 // Adds the model's shared rotary cos/sin cache(s) of `rotary_dim` columns to ModelSpec::buffers.
 // `default_max_position` stands in for a sparse config's missing max_position_embeddings.

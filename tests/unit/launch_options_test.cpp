@@ -394,6 +394,64 @@ TEST(Speculative, EagleHeadCheckpointDecidesWhatIsShared) {
   fs::remove_all(dir);
 }
 
+// The EAGLE-3 MLA head for Kimi-K2.5 (tests/data/configs/kimi-k2.5-eagle3-mla: TorchSpec's
+// kimi_k25_eagle3_mla.json) beside nvidia/Kimi-K2.5-NVFP4 at TP 8, as deepseek_eagle3.py builds it
+// (DeepseekV2Eagle3DecoderLayer; H 7168, 64 heads, q_lora 1536, kv_lora 512, nope 128, rope 64, v 128,
+// dense I 18432, vocabulary and draft vocabulary 163,840; the head in the target's bf16):
+//   split over TP 8: q_b_proj [64 x 192, 1536] / 8 = 2,359,296; kv_b_proj [64 x 256, 512] / 8 =
+//   1,048,576; o_proj [7168, 64 x 128] / 8 = 7,340,032; gate_up [2 x 18432, 7168] / 8 = 33,030,144;
+//   down [7168, 18432] / 8 = 16,515,072; lm_head [163840, 7168] / 8 = 146,800,640: 207,093,760 elements;
+//   replicated: fused_qkv_a_proj [1536 + 576, 2H = 14336] (layer 0 reads [embeds, hidden]) 30,277,632,
+//   fc [7168, 3 x 7168] 154,140,672, q_a_layernorm 1536, kv_a_layernorm 512, input, post-attention,
+//   hidden and final norms 4 x 7168: 184,449,024 elements;
+//   (207,093,760 + 184,449,024) x 2 B = 783,085,568 B, draft_id_to_target_id int64 [163840] 1,310,720 B,
+//   and its own deepseek_yarn cache of 4096 x 64 positions x 64 fp32 = 67,108,864 B: 851,505,152 B.
+// No MoE although the target is one, no next-n layer; the embedding is the target's (config only). Its
+// one layer is an MLA KV layer of 576 x 2 B like the target's 61: the need grows by exactly 62/61.
+TEST(Speculative, Eagle3MlaHeadForKimiK25) {
+  const ModelSpec target = test::bundled("nvidia/Kimi-K2.5-NVFP4");
+  const ModelSpec head = load_model(test::data_dir() + "/configs/kimi-k2.5-eagle3-mla", test::configs());
+  ASSERT_TRUE(head.eagle_head);
+  EXPECT_TRUE(head.eagle_head->draft_only_architecture);
+  ASSERT_EQ(head.layers.size(), 1U);
+  EXPECT_FALSE(head.layers[0].is_moe);
+  EXPECT_TRUE(head.mtp_layers.empty());
+  EXPECT_TRUE(head.unmodelled_config_keys.empty());
+  const GpuSpec gpu = load_gpu_preset("rtx-pro-6000", test::configs());
+  Deployment d;
+  d.tensor_parallel_size = 8;
+  d.kv_cache_dtype = KvCacheDtypeChoice::kBFloat16;
+  d.max_model_len = 65536;
+  const FitResult plain = fit(target, gpu, d, newest());
+  d.speculative.method = SpeculativeMethod::kEagle3;
+  d.speculative.num_speculative_tokens = 3;
+  d.speculative.draft_model = std::make_shared<const ModelSpec>(head);
+  const FitResult drafted = fit(target, gpu, d, newest());
+  EXPECT_EQ(component(drafted.binding_worker().weights, Component::kDraft).count(), 851'505'152LL);
+  EXPECT_EQ((drafted.binding_worker().weights.total - plain.binding_worker().weights.total).count(), 851'505'152LL);
+  ASSERT_EQ(drafted.binding_worker().kv.layers.size(), 62U);
+  EXPECT_EQ(drafted.binding_worker().kv.layers.back().index, 61);
+  EXPECT_EQ(drafted.binding_worker().kv.layers.back().token_bytes.count(), 576 * 2);
+  EXPECT_EQ(drafted.needed.count() * 61, plain.needed.count() * 62);
+  const auto said = [&](const std::string& text) {
+    return std::any_of(drafted.warnings.begin(), drafted.warnings.end(),
+                       [&](const std::string& w) { return w.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(said("rotary cache is counted as its own (67108864 B"));
+  EXPECT_TRUE(said("taken to hold no embed_tokens"));
+  // EAGLE-1 has no DeepSeek head; a whole DeepSeek model is no head; an MLA head needs an MLA target.
+  d.speculative.method = SpeculativeMethod::kEagle;
+  test::expect_input_error([&] { (void)fit(target, gpu, d, newest()); }, "give method eagle3");
+  d.speculative.method = SpeculativeMethod::kEagle3;
+  d.speculative.draft_model = std::make_shared<const ModelSpec>(test::bundled("deepseek-ai/DeepSeek-V3"));
+  test::expect_input_error([&] { (void)fit(target, gpu, d, newest()); }, "a whole DeepSeek model");
+  d.speculative.draft_model = std::make_shared<const ModelSpec>(head);
+  test::expect_input_error(
+      [&] { (void)fit(test::bundled("meta-llama/Llama-3.1-8B-Instruct"), gpu, d, newest()); }, "without MLA layers");
+  // Served as a model of its own it is refused like the Llama heads.
+  test::expect_input_error([&] { (void)fit(head, gpu, Deployment{}, newest()); }, "a draft-only architecture");
+}
+
 // method draft_model: Qwen/Qwen3-0.6B drafting for Qwen/Qwen3-8B (draft_model.py: a whole model, its own
 // embedding, no sharing). Per draft layer (H 1024, 16 heads and 8 KV heads of 128, I 3072):
 //   qkv [4096, 1024] 4,194,304 + o [1024, 2048] 2,097,152 + q/k norms 256 + gate_up [6144, 1024]
