@@ -231,6 +231,8 @@ std::vector<ReplayRow> replay_observation_text(const std::string& text, const st
                                            "extra.dtype_arg");
         // The launch's --enable-prefix-caching (hybrid models keep more state pages with it).
         d.enable_prefix_caching = field<bool>(row["extra"], "prefix_caching");
+        // --language-model-only: the vision tower is not built.
+        d.language_model_only = field<bool>(row["extra"], "language_model_only").value_or(false);
         // The offline LLM class has its own batch defaults (EngineArgs.get_batch_defaults, LLM_CLASS).
         if (field<std::string>(row["extra"], "entry_point").value_or("serve") == "llm") d.entry_point = EntryPoint::kLlm;
       }

@@ -72,7 +72,7 @@ void parse_glm4_moe(const ParseContext& c, ModelSpec& model) {
                                             plain));
   }
   // Glm4MoeAttention: rope_parameters.setdefault("partial_rotary_factor", 0.5).
-  const double partial = t.optional_number("partial_rotary_factor", 0.0, 1.0).value_or(0.5);
+  const double partial = partial_rotary_factor(t, 0.5);
   add_rotary_caches(t, model, static_cast<std::int64_t>(static_cast<double>(d) * partial), dt, 0);
 }
 

@@ -361,7 +361,7 @@ void parse_llama(const ParseContext& c, ModelSpec& model) {
   model.lm_head_bias = tr.phimoe_layout && t.boolean("lm_head_bias", true);
   if (model.model_type == "mimo") add_mimo_mtp_layers(t, model, H, dt, c.unquantized());
   if (ernie) add_ernie_mtp_layers(t, model, H, dt, c.unquantized());
-  const double partial = t.optional_number("partial_rotary_factor", 0.0, 1.0).value_or(1.0);
+  const double partial = partial_rotary_factor(t, 1.0);
   const auto rotary_dim = t.optional_integer("rotary_dim", 1, kMaxHidden)
                               .value_or(static_cast<std::int64_t>(static_cast<double>(d) * partial));
   add_rotary_caches(t, model, rotary_dim, dt, gemma3 ? 131072 : 0);

@@ -115,7 +115,7 @@ void parse_qwen3_next(const ParseContext& c, ModelSpec& model) {
       model.mtp_tensors.push_back({norm, Component::kNorms, H, dt});
     }
   }
-  const double partial = t.optional_number("partial_rotary_factor", 0.0, 1.0).value_or(1.0);
+  const double partial = partial_rotary_factor(t, 1.0);
   add_rotary_caches(t, model, static_cast<std::int64_t>(static_cast<double>(d) * partial), dt, 0);
 }
 

@@ -57,6 +57,16 @@ std::string rope_type(const JsonReader& t) {
   return rope->optional_string("rope_type").value_or(rope->optional_string("type").value_or("default"));
 }
 
+double partial_rotary_factor(const JsonReader& t, double fallback) {
+  std::optional<JsonReader> rope = t.optional_object("rope_parameters");
+  if (!rope) rope = t.optional_object("rope_scaling");
+  const auto top = t.optional_number("partial_rotary_factor", 0.0, 1.0);
+  if (rope) {
+    if (const auto own = rope->optional_number("partial_rotary_factor", 0.0, 1.0)) return *own;
+  }
+  return top.value_or(fallback);
+}
+
 void add_rotary_caches(const JsonReader& t, ModelSpec& model, std::int64_t rotary_dim, Dtype cache_dtype,
                        std::int64_t default_max_position) {
   std::optional<JsonReader> rope = t.optional_object("rope_scaling");

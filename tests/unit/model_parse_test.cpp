@@ -19,6 +19,17 @@ const LinearModule* find_linear(const LayerSpec& layer, const std::string& suffi
   return nullptr;
 }
 
+// get_rope reads partial_rotary_factor from rope_parameters (rotary_embedding/__init__.py), where
+// Qwen3.5's config keeps it (0.25): head 256 rotates 64 columns. Its mrope cache is 4 x 262,144
+// positions (mrope.py cache_max_position_num) in the model dtype (base.py: cache.to(dtype)):
+// 1,048,576 x 64 x 2 B = 134,217,728 B; vo-252's "Model loading took 13.01 GiB" at TP 4 includes it.
+TEST(ModelParse, PartialRotaryFactorInsideRopeParameters) {
+  const ModelSpec m = test::bundled("Qwen/Qwen3.5-27B");
+  ASSERT_EQ(m.buffers.size(), 1U);
+  EXPECT_EQ(m.buffers[0].elements, 1'048'576LL * 64);
+  EXPECT_EQ(m.buffers[0].elements * element_bytes(m.buffers[0].dtype), 134'217'728LL);
+}
+
 TEST(ModelParse, KimiK25WrapsADeepSeekV3TextModel) {
   const ModelSpec m = test::bundled("nvidia/Kimi-K2.5-NVFP4");
   EXPECT_EQ(m.architecture, "KimiK25ForConditionalGeneration");
