@@ -134,12 +134,21 @@ HubOptions hub_of(const JsonReader& r) {
   return o;
 }
 
-ModelSpec model_of(const JsonReader& r, const ConfigDir& configs) { return load_model(r.string("model"), configs, hub_of(r)); }
+// The request's "model", or the caller's model already loaded (then the request names none).
+ModelSpec model_of(const JsonReader& r, const ConfigDir& configs, const ModelSpec* preloaded) {
+  if (preloaded != nullptr) {
+    for (const char* key : {"model", "revision", "hub"}) {
+      if (r.has(key)) r.fail(key, "nothing: the model is given already loaded");
+    }
+    return *preloaded;
+  }
+  return load_model(r.string("model"), configs, hub_of(r));
+}
 
-Answer fit_operation(const JsonReader& r, const ConfigDir& configs) {
+Answer fit_operation(const JsonReader& r, const ConfigDir& configs, const ModelSpec* preloaded) {
   r.reject_unknown_keys({"operation", "config_dir", "model", "revision", "hub", "gpu", "gpu_memory_bytes", "vllm_version", "profile",
                          "deployment"});
-  const ModelSpec model = model_of(r, configs);
+  const ModelSpec model = model_of(r, configs, preloaded);
   const Deployment d = deployment_of(r);
   const std::vector<GpuSpec> gpus = load_stage_gpus(gpu_names(r, "gpu"), gpu_memory(r), d.pipeline_parallel_size, configs);
   const VllmProfile profile = profile_of(r, configs);
@@ -151,10 +160,10 @@ Answer fit_operation(const JsonReader& r, const ConfigDir& configs) {
   return {result.fits ? 0 : 1, fit_json(query, result, remedies)};
 }
 
-Answer weights_operation(const JsonReader& r, const ConfigDir& configs) {
+Answer weights_operation(const JsonReader& r, const ConfigDir& configs, const ModelSpec* preloaded) {
   r.reject_unknown_keys({"operation", "config_dir", "model", "revision", "hub", "gpu", "vllm_version", "deployment", "by", "read_headers"});
   const Deployment d = deployment_of(r);
-  const ModelSpec model = model_for_dtype(model_of(r, configs), d.dtype);
+  const ModelSpec model = model_for_dtype(model_of(r, configs, preloaded), d.dtype);
   std::optional<GpuSpec> gpu;
   if (r.has("gpu")) gpu = load_gpu_preset(r.string("gpu"), configs);
   const std::string by = r.optional_string("by").value_or("component");
@@ -184,11 +193,11 @@ std::vector<std::int64_t> counts(const JsonReader& r, const char* key, std::int6
   return values;
 }
 
-Answer sweep_operation(const JsonReader& r, const ConfigDir& configs) {
+Answer sweep_operation(const JsonReader& r, const ConfigDir& configs, const ModelSpec* preloaded) {
   r.reject_unknown_keys({"operation", "config_dir", "model", "revision", "hub", "gpus", "tensor_parallel_sizes", "pipeline_parallel_sizes",
                          "decode_context_parallel_sizes", "kv_cache_dtypes", "gpu_memory_utilizations", "max_num_seqs",
                          "target_len", "vllm_version", "deployment"});
-  const ModelSpec model = model_of(r, configs);
+  const ModelSpec model = model_of(r, configs, preloaded);
   const VllmProfile profile = load_vllm_profile(r.optional_string("vllm_version").value_or(""), configs);
   SweepAxes axes;
   const auto names = r.string_list("gpus");
@@ -225,10 +234,10 @@ Answer sweep_operation(const JsonReader& r, const ConfigDir& configs) {
   return {0, sweep_json(model, rows, target > 0 ? target : model.derived_max_model_len, version)};
 }
 
-Answer plan_operation(const JsonReader& r, const ConfigDir& configs) {
+Answer plan_operation(const JsonReader& r, const ConfigDir& configs, const ModelSpec* preloaded) {
   r.reject_unknown_keys({"operation", "config_dir", "model", "revision", "hub", "gpus", "max_model_len", "concurrency",
                          "max_pipeline_parallel_size", "vllm_version", "deployment"});
-  const ModelSpec model = model_of(r, configs);
+  const ModelSpec model = model_of(r, configs, preloaded);
   const VllmProfile profile = load_vllm_profile(r.optional_string("vllm_version").value_or(""), configs);
   PlanRequest request;
   request.max_model_len = r.optional_integer("max_model_len", 1, kAnyCount).value_or(model.derived_max_model_len);
@@ -272,7 +281,12 @@ std::string error_document(const std::string& message, int status) {
       -1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
-Answer answer_request(const nlohmann::json& request, const std::filesystem::path& library) {
+Deployment read_deployment_fields(const nlohmann::json& fields, const std::string& origin) {
+  if (!fields.is_object()) throw InputError(origin + ": expected an object of deployment fields");
+  return read_deployment(JsonReader(fields, origin));
+}
+
+Answer answer_request(const nlohmann::json& request, const std::filesystem::path& library, const ModelSpec* preloaded) {
   try {
     if (!request.is_object()) throw InputError("request: expected a JSON object with an \"operation\"");
     const JsonReader r(request, "request");
@@ -282,10 +296,10 @@ Answer answer_request(const nlohmann::json& request, const std::filesystem::path
       return {0, nlohmann::ordered_json{{"version", kVersion}}.dump(2) + "\n"};
     }
     const ConfigDir configs = find_config_dir(r.optional_string("config_dir").value_or(""), library);
-    if (operation == "fit") return fit_operation(r, configs);
-    if (operation == "weights") return weights_operation(r, configs);
-    if (operation == "sweep") return sweep_operation(r, configs);
-    if (operation == "plan") return plan_operation(r, configs);
+    if (operation == "fit") return fit_operation(r, configs, preloaded);
+    if (operation == "weights") return weights_operation(r, configs, preloaded);
+    if (operation == "sweep") return sweep_operation(r, configs, preloaded);
+    if (operation == "plan") return plan_operation(r, configs, preloaded);
     if (operation == "diagnose") return diagnose_operation(r, configs);
     if (operation == "gpus" || operation == "models") return catalog_operation(operation, r, configs);
     r.fail("operation", "one of version, fit, weights, sweep, plan, diagnose, gpus, models");
