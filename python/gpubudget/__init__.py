@@ -277,7 +277,7 @@ def sweep(
         vllm_version=vllm_version,
         deployment=_deployment_fields(deployment),
     )
-    result = SweepResult(SweepRow._from_document(row) for row in document)
+    result = SweepResult(SweepRow._from_row(row) for row in document)
     result._document = document
     return result
 
@@ -308,7 +308,7 @@ def plan(
         vllm_version=vllm_version,
         deployment=_deployment_fields(deployment),
     )
-    return [PlanAnswer._from_document(row) for row in document]
+    return [PlanAnswer._from_row(row) for row in document]
 
 
 def weights(
@@ -364,7 +364,7 @@ def diagnose(
 
 def gpus(*, config_dir: Optional[PathLike] = None) -> List[Gpu]:
     """The GPU presets (``gpubudget gpus --json``)."""
-    return [Gpu._from_document(g) for g in _request("gpus", None, config_dir)]
+    return [Gpu._from_row(g) for g in _request("gpus", None, config_dir)]
 
 
 def models(*, config_dir: Optional[PathLike] = None) -> List[str]:

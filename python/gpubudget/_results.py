@@ -161,6 +161,15 @@ class _Document:
         """The CLI's ``--json`` document for the same question (a copy)."""
         return json.loads(json.dumps(self._document))
 
+    @classmethod
+    def _from_row(cls, row: Dict[str, Any]) -> Any:
+        """The dataclass of ``row``'s fields of the same names (None where absent), sizes as Bytes."""
+        values = {f.name: row.get(f.name) for f in dataclasses.fields(cls)}
+        for name, value in values.items():
+            if name.endswith("_bytes") and value is not None:
+                values[name] = Bytes(value)
+        return _keep(cls(**values), "_document", row)
+
 
 @dataclasses.dataclass(frozen=True)
 class SweepRow(_Document):
@@ -182,14 +191,6 @@ class SweepRow(_Document):
     kv_cache_bytes: Optional[Bytes]
     vllm_would_start: Optional[bool]
 
-    @classmethod
-    def _from_document(cls, row: Dict[str, Any]) -> "SweepRow":
-        names = [f.name for f in dataclasses.fields(cls)]
-        values = {n: row.get(n) for n in names}
-        for n in ("weights_bytes", "kv_cache_bytes"):
-            if values[n] is not None:
-                values[n] = Bytes(values[n])
-        return _keep(cls(**values), "_document", row)
 
 
 class SweepResult(Tuple[SweepRow, ...]):
@@ -217,14 +218,6 @@ class PlanAnswer(_Document):
     kv_cache_bytes: Optional[Bytes]
     why_not: Optional[str]
 
-    @classmethod
-    def _from_document(cls, row: Dict[str, Any]) -> "PlanAnswer":
-        names = [f.name for f in dataclasses.fields(cls)]
-        values = {n: row.get(n) for n in names}
-        for n in ("weights_bytes", "kv_cache_bytes"):
-            if values[n] is not None:
-                values[n] = Bytes(values[n])
-        return _keep(cls(**values), "_document", row)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -290,12 +283,3 @@ class Gpu(_Document):
     device_name: str
     memory_bytes: Bytes  #: CUDA-visible memory
     memory_estimated: bool  #: True when the total is not measured on the device
-
-    @classmethod
-    def _from_document(cls, doc: Dict[str, Any]) -> "Gpu":
-        return _keep(cls(
-            name=doc["name"],
-            device_name=doc["device_name"],
-            memory_bytes=Bytes(doc["memory_bytes"]),
-            memory_estimated=doc["memory_estimated"],
-        ), "_document", doc)
