@@ -65,19 +65,28 @@ __all__ = [
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-# The configs installed with the package (pip install .); absent in a build tree or a cmake --install,
-# where the library finds its own (load.h, find_config_dir).
+# The configs installed with the package (pip install .): package data. A cmake --install writes instead
+# the path of the configs it installed (<prefix>/share/gpubudget/configs) into _configs_path.txt. Neither
+# is in a build tree, where the library finds its own (load.h, find_config_dir).
 _PACKAGE_CONFIGS = Path(__file__).resolve().parent / "configs"
+_INSTALLED_CONFIGS_NOTE = Path(__file__).resolve().parent / "_configs_path.txt"
 
 
 def _config_dir(config_dir: Optional[PathLike]) -> str:
     """The config directory to use: the argument, else $GPUBUDGET_CONFIG_DIR (the library reads it),
-    else the package's own, else "" (the library's search: load.h, find_config_dir)."""
+    else the package's own, else the one cmake --install named, else "" (the library's search: load.h,
+    find_config_dir)."""
     if config_dir is not None:
         return os.fspath(config_dir)
     if os.environ.get("GPUBUDGET_CONFIG_DIR"):
         return ""
-    return str(_PACKAGE_CONFIGS) if (_PACKAGE_CONFIGS / "gpus").is_dir() else ""
+    if (_PACKAGE_CONFIGS / "gpus").is_dir():
+        return str(_PACKAGE_CONFIGS)
+    if _INSTALLED_CONFIGS_NOTE.is_file():
+        installed = Path(_INSTALLED_CONFIGS_NOTE.read_text(encoding="utf-8").strip())
+        if (installed / "gpus").is_dir():
+            return str(installed)
+    return ""
 
 
 class Model:
