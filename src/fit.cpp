@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -156,7 +157,11 @@ struct FitMemo::Entries {
     std::int64_t tp, pp, dp, dcp, redundant_experts, pp_rank;
     bool expert_parallel;
     std::vector<std::int64_t> pp_partition;
-    auto operator<=>(const LayoutKey&) const = default;
+    // Spelled out (not a defaulted <=>): libc++ 14, the WebAssembly build's, has no <=> for vector.
+    bool operator<(const LayoutKey& o) const {
+      return std::tie(tp, pp, dp, dcp, redundant_experts, pp_rank, expert_parallel, pp_partition) <
+             std::tie(o.tp, o.pp, o.dp, o.dcp, o.redundant_experts, o.pp_rank, o.expert_parallel, o.pp_partition);
+    }
   };
   struct LayoutEntry {
     std::optional<ParallelLayout> layout;

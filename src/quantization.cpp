@@ -2,12 +2,13 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <unordered_map>
 
 #include <fmt/format.h>
-#include <re2/re2.h>
 
 #include "gpubudget/error.h"
+#include "platform/module_name_regex.h"
 
 #if defined(__clang__)
 #define GPUBUDGET_WRAPS_AROUND __attribute__((no_sanitize("unsigned-integer-overflow")))
@@ -67,37 +68,13 @@ bool glob_full_match(std::string_view pattern, std::string_view text) {
 
 namespace {
 
-// The longest `re:` pattern accepted, and the memory RE2 may use to compile one (its default is 8 MiB):
-// real checkpoints' patterns are tens of characters.
-constexpr std::size_t kMaxPatternBytes = 4096;
-constexpr std::int64_t kMaxPatternMemory = std::int64_t{8} << 20;
-
 // One prepared pattern.
 struct Prepared {
   enum class Kind { kRegex, kGlob, kSubstring };
   Kind kind = Kind::kSubstring;
   std::string text;                  // the pattern without `re:`
-  std::shared_ptr<const re2::RE2> regex;  // kRegex only
+  std::shared_ptr<const detail::ModuleNameRegex> regex;  // kRegex only
 };
-
-// A `re:` pattern compiled as Python's re.match reads it: anchored at the start, not at the end. RE2
-// runs in time linear in the name and needs no recursion, whatever the pattern; Python syntax it does
-// not have (backreferences, lookaround) is refused, never matched differently.
-std::shared_ptr<const re2::RE2> compile_pattern(const std::string& pattern, const std::string& regex) {
-  if (regex.size() > kMaxPatternBytes) {
-    throw InputError(fmt::format("quantization pattern \"{}...\" is {} bytes long (limit {})", pattern.substr(0, 40),
-                                 regex.size(), kMaxPatternBytes));
-  }
-  re2::RE2::Options options;
-  options.set_log_errors(false);
-  options.set_max_mem(kMaxPatternMemory);
-  auto compiled = std::make_shared<const re2::RE2>(regex, options);
-  if (!compiled->ok()) {
-    throw InputError(fmt::format("quantization pattern \"{}\" is not a regular expression gpubudget can read ({})",
-                                 pattern.size() > 80 ? pattern.substr(0, 77) + "..." : pattern, compiled->error()));
-  }
-  return compiled;
-}
 
 }  // namespace
 
@@ -133,7 +110,11 @@ ModuleNamePatterns::ModuleNamePatterns(const std::vector<std::string>& patterns)
     if (pattern.rfind("re:", 0) == 0) {
       p.kind = Prepared::Kind::kRegex;
       p.text = pattern.substr(3);
-      p.regex = compile_pattern(pattern, p.text);
+      if (p.text.size() > detail::kMaxModuleNamePatternBytes) {
+        throw InputError(fmt::format("quantization pattern \"{}...\" is {} bytes long (limit {})", pattern.substr(0, 40),
+                                     p.text.size(), detail::kMaxModuleNamePatternBytes));
+      }
+      p.regex = detail::compile_module_name_regex(pattern, p.text);
       index->others.push_back(std::move(p));
     } else if (pattern.find('*') != std::string::npos || pattern.find('.') != std::string::npos) {
       p.kind = Prepared::Kind::kGlob;
@@ -172,7 +153,7 @@ bool ModuleNamePatterns::matches(std::string_view name) const {
   }
   for (const Prepared& p : index_->others) {
     if (p.kind == Prepared::Kind::kRegex) {
-      if (p.regex->Match(name, 0, name.size(), re2::RE2::ANCHOR_START, nullptr, 0)) return true;
+      if (p.regex->matches_prefix(name)) return true;
     } else if (name.find(p.text) != std::string_view::npos) {
       // A bare word ("lm_head") names a module by its last component(s), as vLLM's substring test does.
       return true;

@@ -2,11 +2,14 @@
 // indentation and a final newline, invalid UTF-8 replaced rather than thrown.
 #pragma once
 
-#include <charconv>
+#include <cmath>
 #include <optional>
 #include <string>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "decimal_text.h"
 
 namespace gpubudget::detail {
 
@@ -23,14 +26,11 @@ Document value_or_null(const std::optional<T>& value) {
   return value ? Document(*value) : Document(nullptr);
 }
 
-// A figure as vLLM prints it with "%.2f" (the exact binary value rounded, ties to even), read back as a
-// number, so that the JSON documents agree with vLLM's log lines and gpubudget's own text.
+// A figure as vLLM prints it with "%.2f" (the exact binary value rounded, ties to even: fmt prints
+// as printf does), read back as a number, so that the JSON documents agree with vLLM's log lines and gpubudget's own text.
 inline double two_decimals(double value) {
-  char text[400];  // the longest fixed double, 309 digits, fits
-  const auto printed = std::to_chars(text, text + sizeof text, value, std::chars_format::fixed, 2);
-  double out = value;
-  if (printed.ec == std::errc()) std::from_chars(text, printed.ptr, out);
-  return out;
+  if (!std::isfinite(value)) return value;
+  return parse_decimal(fmt::format("{:.2f}", value)).value_or(value);
 }
 
 }  // namespace gpubudget::detail

@@ -1,5 +1,8 @@
 // MODEL arguments that name a Hub repository: "org/name", "org/name@revision", pasted Hub URLs.
 #include <algorithm>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 

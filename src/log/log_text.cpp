@@ -1,8 +1,10 @@
 #include "log_text.h"
 
 #include <cctype>
-#include <charconv>
 #include <cmath>
+#include <string>
+
+#include "decimal_text.h"
 
 namespace gpubudget::detail {
 
@@ -46,10 +48,7 @@ std::optional<double> parse_number(std::string_view s, std::size_t pos, std::siz
     }
   }
   if (end) *end = pos;
-  double value = 0;
-  const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (ec != std::errc() || !std::isfinite(value)) return std::nullopt;
-  return value;
+  return parse_decimal(digits);
 }
 
 }  // namespace

@@ -1,0 +1,85 @@
+# The library's sources, in two lists: the portable ones, and those with a native dependency (simdjson,
+# libcurl, RE2, threads) that the WebAssembly build (web/CMakeLists.txt) replaces with the stand-ins in
+# platform/ (each says what it refuses).
+set(gpubudget_portable_sources
+  all2all_buffers.cpp
+  bytes.cpp
+  config_dir.cpp
+  cuda_graph_choice.cpp
+  deployment.cpp
+  diagnosis.cpp
+  drafters.cpp
+  dtype.cpp
+  fit.cpp
+  gpu_detect.cpp
+  gpu_presets.cpp
+  header_weights.cpp
+  json_reader.cpp
+  kv_cache.cpp
+  kv_settings.cpp
+  limits.cpp
+  lora_buffers.cpp
+  mamba_state.cpp
+  model_dtype.cpp
+  overheads.cpp
+  parallel_layout.cpp
+  plan.cpp
+  quantization.cpp
+  remedies.cpp
+  safetensors_common.cpp
+  served_model.cpp
+  sweep.cpp
+  vllm_profiles.cpp
+  weight_units.cpp
+  weights.cpp
+  weights_report.cpp
+  documents/catalog_documents.cpp
+  documents/diagnosis_document.cpp
+  documents/fit_document.cpp
+  documents/plan_document.cpp
+  documents/sweep_document.cpp
+  documents/weights_document.cpp
+  hf/blocks.cpp
+  hf/config_keys.cpp
+  hf/deepseek_v2.cpp
+  hf/deepseek_v4.cpp
+  hf/eagle_head.cpp
+  hf/falcon_h1.cpp
+  hf/families.cpp
+  hf/gemma4.cpp
+  hf/generic.cpp
+  hf/glm4_moe.cpp
+  hf/gpt_oss.cpp
+  hf/granite_hybrid.cpp
+  hf/hparams.cpp
+  hf/jamba.cpp
+  hf/kimi_linear.cpp
+  hf/llama.cpp
+  hf/llama4.cpp
+  hf/max_model_len.cpp
+  hf/medusa.cpp
+  hf/model_config.cpp
+  hf/nemotron_h.cpp
+  hf/nemotron_nas.cpp
+  hf/quant_config.cpp
+  hf/qwen3_next.cpp
+  hf/rotary.cpp
+  hf/step3p5.cpp
+  hf/vision.cpp
+  hub/cache_layout.cpp
+  hub/locate_model.cpp
+  hub/model_reference.cpp
+  log/log_lines.cpp
+  log/log_text.cpp
+  log/log_wordings.cpp
+  log/vllm_log.cpp
+)
+set(gpubudget_native_sources
+  safetensors.cpp
+  hub/http_client.cpp
+  hub/hub_fetch.cpp
+  platform/module_name_regex_re2.cpp)
+set(gpubudget_web_sources
+  platform/hub_fetch_unavailable.cpp
+  platform/module_name_regex_std.cpp
+  platform/safetensors_unavailable.cpp)
