@@ -11,7 +11,13 @@ const fmtInt = (n) => Number(n).toLocaleString("en-US");
 const fmtGib = (bytes) => (bytes / GIB).toFixed(2) + " GiB";
 // The fields a link carries, with the form element behind each.
 const LINK_FIELDS = ["source", "model", "hub", "revision", "gpu", "tp", "pp", "dp", "dcp", "ep", "kv", "util", "len",
-                     "seqs", "version", "eager"];
+                     "seqs", "version", "eager", "endpoint"];
+// Where Hub ids are fetched from: huggingface.co, or a mirror given in the link (#endpoint=https://…, as
+// HF_ENDPOINT is to the CLI); the mirror must allow this page's origin (CORS), as huggingface.co does.
+function hubEndpoint() {
+  const given = new URLSearchParams(location.hash.slice(1)).get("endpoint");
+  return given && /^https?:\/\/[^\s]+$/.test(given) ? given.replace(/\/+$/, "") : "https://huggingface.co";
+}
 const HUB_FILES_REQUIRED = ["config.json"];
 const HUB_FILES_OPTIONAL = ["hf_quant_config.json", "quant_config.json", "quantize_config.json",
                             "preprocessor_config.json", "processor_config.json"];
@@ -36,6 +42,7 @@ function formValues() {
     gpu: $("gpu").value, tp: $("tp").value, pp: $("pp").value, dp: $("dp").value, dcp: $("dcp").value,
     ep: $("ep").checked ? "1" : "", kv: $("kv").value, util: $("util").value.trim(), len: $("len").value.trim(),
     seqs: $("seqs").value.trim(), version: $("version").value, eager: $("eager").checked ? "1" : "",
+    endpoint: new URLSearchParams(location.hash.slice(1)).get("endpoint") || "",
   };
 }
 
@@ -118,9 +125,9 @@ async function fetchHubModel(id, revision) {
     throw new Error("Hub id: expected org/name, got \"" + id + "\"");
   }
   const rev = revision || "main";
-  const key = id + "@" + rev;
+  const key = hubEndpoint() + " " + id + "@" + rev;
   if (hubFolders.has(key)) return hubFolders.get(key);
-  const base = "https://huggingface.co/" + id + "/resolve/" + encodeURIComponent(rev) + "/";
+  const base = hubEndpoint() + "/" + id + "/resolve/" + encodeURIComponent(rev) + "/";
   const files = {};
   for (const name of HUB_FILES_REQUIRED.concat(HUB_FILES_OPTIONAL)) {
     let response;

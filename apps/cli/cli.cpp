@@ -16,6 +16,7 @@
 #include "vllm_command.h"
 #include "gpubudget/calibrate.h"
 #include "plan_command.h"
+#include "suggestions.h"
 #include "sweep_command.h"
 #include "weights_command.h"
 #include "cli_errors.h"
@@ -140,7 +141,10 @@ void add_sweep_options(CLI::App& s, SweepOptions& o) {
   s.add_option("--kv-cache-dtype", o.kv_cache_dtypes, "KV dtypes, comma-separated");
   s.add_option("--gpu-memory-utilization", o.utilizations, "fractions, comma-separated (default: the version's)");
   s.add_option("--max-num-seqs", o.max_num_seqs, "values, comma-separated (default: vLLM's)");
-  s.add_option("--target-len", o.target_len, "length the concurrency column is for (default: the model's maximum)");
+  s.add_option("--max-model-len", o.max_model_len,
+               "length of the requests the concurrency column counts, as vLLM's \"Maximum concurrency for M tokens "
+               "per request\" (default: the model's maximum)");
+  s.add_option("--target-len", o.target_len_deprecated, "the old name of --max-model-len (deprecated)");
   s.add_option("--format", o.format, "table (default), csv, json or svg");
   s.add_option("--vllm-version", o.vllm_version, "vLLM version whose behaviour to reproduce (default: newest)");
   s.add_option("--max-num-batched-tokens", o.max_num_batched_tokens, "default: vLLM's for the GPU");
@@ -351,6 +355,7 @@ int run_command(std::vector<std::string> args, std::ostream& out, std::ostream& 
                 const std::filesystem::path& executable) {
   CLI::App app{"gpubudget: will this model fit these GPUs under vLLM, and with how much context?", "gpubudget"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("gpubudget ") + kVersion);
   std::string config_dir;
   app.add_option("--config-dir", config_dir, "directory with gpus/, vllm/, models/ (default: bundled)");
 
@@ -410,6 +415,7 @@ int run_command(std::vector<std::string> args, std::ostream& out, std::ostream& 
       for (const auto& note : command.notes) err << "warning: " << note << "\n";
     }
     args = expand_vllm_short_flags(std::move(args));
+    check_command_and_flag_names(app, args);  // "did you mean" for a mistyped command or flag
     std::reverse(args.begin(), args.end());  // CLI11 parses a reversed vector
     app.parse(args);
   } catch (const CLI::CallForHelp&) {
@@ -417,6 +423,9 @@ int run_command(std::vector<std::string> args, std::ostream& out, std::ostream& 
     return 0;
   } catch (const CLI::CallForAllHelp&) {
     out << app.help("", CLI::AppFormatMode::All);
+    return 0;
+  } catch (const CLI::CallForVersion& e) {
+    out << e.what() << "\n";
     return 0;
   } catch (const CLI::ParseError& e) {
     err << "gpubudget: " << e.what() << "\n";

@@ -81,7 +81,13 @@ int run_sweep_command(const SweepOptions& o, const ConfigDir& configs, std::ostr
   if (!o.max_num_batched_tokens.empty()) {
     base.max_num_batched_tokens = parse_human_int("--max-num-batched-tokens", o.max_num_batched_tokens);
   }
-  const std::int64_t target = o.target_len.empty() ? 0 : parse_human_int("--target-len", o.target_len);
+  if (!o.target_len_deprecated.empty()) {
+    if (!o.max_model_len.empty()) throw UsageError("sweep: give --max-model-len, or its old name --target-len, not both");
+    err << "note: sweep --target-len is now --max-model-len, as in fit, plan and vLLM (the old name still works)\n";
+  }
+  const std::int64_t target = !o.max_model_len.empty()           ? parse_human_int("--max-model-len", o.max_model_len)
+                              : !o.target_len_deprecated.empty() ? parse_human_int("--target-len", o.target_len_deprecated)
+                                                                 : 0;
   const std::vector<SweepRow> rows = run_sweep(model, axes, base, profile, target);
   const std::int64_t target_shown = target > 0 ? target : model.derived_max_model_len;
 

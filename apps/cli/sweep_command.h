@@ -22,7 +22,8 @@ struct SweepOptions {
   std::string kv_cache_dtypes = "auto";
   std::string utilizations;  // "" = the version's default
   std::string max_num_seqs;  // "" = vLLM's default
-  std::string target_len;    // "" = the model's maximum
+  std::string max_model_len;  // the concurrency column's request length; "" = the model's maximum
+  std::string target_len_deprecated;  // the same, by its old flag --target-len
   std::string format = "table";
   std::string vllm_version;
   std::string max_num_batched_tokens;

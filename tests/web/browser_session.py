@@ -18,8 +18,31 @@ import websocket  # Debian's python3-websocket
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """The page's folder, and under /hub/ a stand-in for the Hub's file URLs
+    (/hub/ORG/NAME/resolve/REVISION/FILE), answered from a folder of ORG__NAME model folders."""
+
     extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".wasm": "application/wasm",
                       ".js": "text/javascript", ".data": "application/octet-stream"}
+
+    def __init__(self, *args, hub_models=None, **kwargs):
+        self.hub_models = hub_models
+        super().__init__(*args, **kwargs)
+
+    def do_GET(self):
+        parts = self.path.split("?")[0].split("/")
+        if len(parts) == 7 and parts[1] == "hub" and parts[4] == "resolve" and self.hub_models is not None:
+            file = self.hub_models / f"{parts[2]}__{parts[3]}" / parts[6]
+            if "/" in parts[6] or ".." in parts[6] or not file.is_file():
+                self.send_error(404)
+                return
+            body = file.read_bytes()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        super().do_GET()
 
     def log_message(self, *args):
         pass
@@ -87,12 +110,13 @@ class Page:
 
 
 @contextlib.contextmanager
-def browser_page(web_dir):
-    """Serves `web_dir` on 127.0.0.1 and starts headless Chromium; yields (Page, the page's URL)."""
+def browser_page(web_dir, hub_models=None):
+    """Serves `web_dir` on 127.0.0.1 (and `hub_models` as a Hub under /hub/) and starts headless
+    Chromium; yields (Page, the page's URL)."""
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if not chromium:
         raise RuntimeError("chromium is not installed (apt-get install chromium)")
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(web_dir)))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(web_dir), hub_models=hub_models))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     profile = pathlib.Path(tempfile.mkdtemp(prefix="gpubudget-chromium-"))
     browser = subprocess.Popen([chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",

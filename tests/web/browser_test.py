@@ -29,6 +29,8 @@ DEPLOYMENTS = [
     {"name": "gpt-oss", "model": "openai/gpt-oss-120b", "gpu": "h200", "kv": "fp8", "util": "0.85", "seqs": "64",
      "cli": ["--gpu", "h200", "--kv-cache-dtype", "fp8", "--gpu-memory-utilization", "0.85", "--max-num-seqs", "64"]},
 ]
+HUB = {"name": "hub-qwen3", "model": "Qwen/Qwen3-8B", "gpu": "a100-80gb", "len": "40960",
+       "cli": ["--gpu", "a100-80gb", "--max-model-len", "40960"]}
 PASTED = {"name": "pasted-llama", "folder": "meta-llama__Llama-3.1-8B", "gpu": "l4", "len": "32768",
           "cli": ["--gpu", "l4", "--max-model-len", "32768"]}
 
@@ -126,11 +128,18 @@ def enter(page, d):
     page.wait_for(f"Number(document.body.dataset.computed || 0) > {before}")
 
 
+def open_link(page, url):
+    """Opens `url` as a new page load (not a fragment change of the page already open)."""
+    page.call("Page.navigate", url="about:blank")
+    page.wait_for("location.href === 'about:blank' && document.readyState === 'complete'")
+    page.call("Page.navigate", url=url)
+
+
 def main():
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     failures = []
     timings = {}
-    with browser_page(WEB_DIR) as (page, base):
+    with browser_page(WEB_DIR, hub_models=CONFIG_DIR / "models") as (page, base):
         # Page load to first result: the incident given by a link, timed by the page itself.
         incident = DEPLOYMENTS[0]
         link = (f"{base}#model={incident['model']}&gpu={incident['gpu']}&tp=8&kv=bfloat16&util=0.9&version=0.15")
@@ -167,6 +176,20 @@ def main():
         failures += check(PASTED["name"], shown(page), cli_fit(str(folder), PASTED["cli"]), "MODEL")
         page.screenshot(ARTIFACTS / f"{PASTED['name']}.png")
 
+        # A Hub id, fetched by the page from a stand-in Hub on this server (#endpoint=, as HF_ENDPOINT).
+        hub = HUB
+        open_link(page, f"{base}#source=hub&hub={hub['model']}&gpu={hub['gpu']}&len={hub['len']}"
+                                       f"&endpoint={base.rsplit('/', 1)[0]}/hub")
+        page.wait_for("document.body && document.body.dataset.computed === '1'")
+        failures += check(hub["name"], shown(page), cli_fit(hub["model"], hub["cli"]), hub["model"])
+        page.screenshot(ARTIFACTS / f"{hub['name']}.png")
+        open_link(page, f"{base}#source=hub&hub=no-such-org/no-such-model&gpu=h100"
+                                       f"&endpoint={base.rsplit('/', 1)[0]}/hub")
+        page.wait_for("document.body && document.body.dataset.ready === '1' && !document.getElementById('error').hidden")
+        error = page.eval("document.getElementById('error').textContent")
+        if "HTTP 404" not in error or "no-such-org/no-such-model" not in error:
+            failures.append(f"a missing Hub model: the page's error is {error!r}")
+
         # Bad input is an error on the page, not a figure.
         page.eval("document.querySelector('input[name=source][value=bundled]').click()")
         page.type_text("tp", "0")
@@ -179,7 +202,7 @@ def main():
     print(json.dumps(timings))
     for f in failures:
         print("FAIL", f)
-    print(f"{'FAILED' if failures else 'passed'}: {len(DEPLOYMENTS) + 2} page states checked against the CLI; screenshots in {ARTIFACTS}")
+    print(f"{'FAILED' if failures else 'passed'}: {len(DEPLOYMENTS) + 3} page states checked against the CLI; screenshots in {ARTIFACTS}")
     return 1 if failures else 0
 
 
