@@ -1,4 +1,4 @@
-// plan_deployments (plan.h): an ordered search over TP x PP layouts, one fit() each.
+// plan_deployments (plan.h): an ordered search over node-shaped TP x PP layouts, one fit() each.
 #include "gpubudget/plan.h"
 
 #include <algorithm>
@@ -11,7 +11,7 @@
 namespace gpubudget {
 
 bool serves(const ModelSpec& model, const GpuSpec& gpu, const Deployment& deployment, const VllmProfile& profile,
-            const PlanRequest& request, FitResult* result, Deployment* used) {
+            const PlanRequest& request, FitResult* result, Deployment* used, std::string* why_not) {
   Deployment d = deployment;
   d.max_model_len = request.max_model_len;
   try {
@@ -22,10 +22,21 @@ bool serves(const ModelSpec& model, const GpuSpec& gpu, const Deployment& deploy
       r = fit(model, gpu, d, profile);
     }
     const bool ok = r.fits && r.vllm_would_start && r.max_concurrency >= static_cast<double>(request.concurrency);
+    if (!ok && why_not != nullptr) {
+      const WorkerBudget& w = r.binding_worker();
+      *why_not = !r.vllm_would_start                     ? "vLLM would not start: " + r.start_blocker
+                 : w.weights.total > w.requested           ? fmt::format("the weights need {:.2f} GiB per GPU, vLLM may use "
+                                                                         "{:.2f} GiB", to_gib(w.weights.total), to_gib(w.requested))
+                 : !r.fits                                 ? fmt::format("the largest length is {}", r.max_model_len)
+                                                           : fmt::format("holds {:.2f} requests of {} tokens ({} needed)",
+                                                                         r.max_concurrency, request.max_model_len,
+                                                                         request.concurrency);
+    }
     if (result != nullptr) *result = std::move(r);
     if (used != nullptr) *used = d;
     return ok;
-  } catch (const InputError&) {
+  } catch (const InputError& e) {
+    if (why_not != nullptr) *why_not = std::string("vLLM refuses the layout: ") + e.what();
     return false;
   }
 }
@@ -50,6 +61,10 @@ std::vector<PlanAnswer> plan_deployments(const ModelSpec& model, const std::vect
   struct Layout {
     std::int64_t tp, pp;
   };
+  if (request.gpus_per_node < 1 || request.gpus_per_node > kMaxTensorParallelSize) {
+    throw InputError(fmt::format("--gpus-per-node {}: expected a value from 1 to {}", request.gpus_per_node,
+                                 kMaxTensorParallelSize));
+  }
   std::vector<Layout> layouts;
   // Stages beyond the decoder layers are layouts vLLM refuses: not tried.
   const std::int64_t deepest = std::min<std::int64_t>(request.max_pipeline, static_cast<std::int64_t>(model.layers.size()));
@@ -58,7 +73,15 @@ std::vector<PlanAnswer> plan_deployments(const ModelSpec& model, const std::vect
       throw InputError(fmt::format("plan: tensor-parallel size {}: expected a value from 1 to {}", tp,
                                    kMaxTensorParallelSize));
     }
-    for (std::int64_t pp = 1; pp <= deepest; ++pp) layouts.push_back({tp, pp});
+    if (tp > request.gpus_per_node) continue;  // TP stays within a node
+    layouts.push_back({tp, 1});
+    // Pipeline stages across nodes, each stage a whole node.
+    if (tp == request.gpus_per_node) {
+      for (std::int64_t pp = 2; pp <= deepest; ++pp) layouts.push_back({tp, pp});
+    }
+  }
+  if (layouts.empty()) {
+    throw InputError(fmt::format("plan: no tensor-parallel size fits a node of {} GPUs", request.gpus_per_node));
   }
   std::stable_sort(layouts.begin(), layouts.end(), [](const Layout& a, const Layout& b) {
     return a.tp * a.pp != b.tp * b.pp ? a.tp * a.pp < b.tp * b.pp : a.pp < b.pp;
@@ -73,7 +96,12 @@ std::vector<PlanAnswer> plan_deployments(const ModelSpec& model, const std::vect
       d.pipeline_parallel_size = l.pp;
       d.pp_layer_partition.clear();
       FitResult r;
-      if (!serves(model, gpu, d, profile, request, &r, &a.deployment)) continue;
+      std::string why_not;
+      if (!serves(model, gpu, d, profile, request, &r, &a.deployment, &why_not)) {
+        a.rejected_layouts.push_back(fmt::format("TP {}{}: {}", l.tp, l.pp > 1 ? fmt::format(" x PP {}", l.pp) : " alone",
+                                                 why_not));
+        continue;
+      }
       a.found = true;
       a.gpus = l.tp * l.pp;
       a.concurrency = r.max_concurrency;
@@ -84,8 +112,7 @@ std::vector<PlanAnswer> plan_deployments(const ModelSpec& model, const std::vect
     }
     if (!a.found) {
       a.why_not = fmt::format("no layout up to TP {} x PP {} holds {} requests of {} tokens",
-                              request.tensor_parallel.empty() ? 0 : request.tensor_parallel.back(), request.max_pipeline,
-                              request.concurrency, request.max_model_len);
+                              layouts.back().tp, layouts.back().pp, request.concurrency, request.max_model_len);
     }
     answers.push_back(std::move(a));
   }

@@ -21,6 +21,7 @@ int run_plan(const PlanOptions& o, const ConfigDir& configs, std::ostream& out, 
   if (o.concurrency < 1) throw UsageError("--concurrency: at least 1");
   request.concurrency = o.concurrency;
   request.max_pipeline = o.max_pipeline;
+  request.gpus_per_node = o.gpus_per_node;
   std::vector<GpuSpec> gpus;
   if (o.gpus.empty()) {
     gpus = list_gpu_presets(configs);
@@ -58,6 +59,8 @@ int run_plan(const PlanOptions& o, const ConfigDir& configs, std::ostream& out, 
     out << fmt::format("{:<14} {:>5} {:>4} {:>4} {:>11.2f}x {:>10.2f} {:>9.2f}  {}\n", a.gpu, a.gpus,
                        d.tensor_parallel_size, d.pipeline_parallel_size, a.concurrency, to_gib(a.weights_per_gpu),
                        to_gib(a.kv_cache_per_gpu), launch);
+    // Why the next simpler layout is not enough.
+    if (!a.rejected_layouts.empty()) out << fmt::format("{:<14} not {}\n", "", a.rejected_layouts.back());
   }
   return any ? 0 : 1;
 }

@@ -20,6 +20,7 @@ struct PlanOptions {
   std::int64_t concurrency = 1;
   std::string vllm_version;
   std::int64_t max_pipeline = 8;
+  std::int64_t gpus_per_node = 8;  // TP within a node, PP stages of whole nodes (plan.h)
   std::string dtype = "auto";
   std::string kv_cache_dtype = "auto";
   Deployment deployment;  // utilization ...

@@ -298,13 +298,15 @@ def plan(
     concurrency: Optional[int] = None,
     gpus: Optional[Sequence[str]] = None,
     max_pipeline_parallel_size: Optional[int] = None,
+    gpus_per_node: Optional[int] = None,
     vllm_version: Optional[str] = None,
     config_dir: Optional[PathLike] = None,
     **deployment: Any,
 ) -> List[PlanAnswer]:
     """The cheapest deployment per GPU kind serving ``concurrency`` sequences of ``max_model_len``
     tokens (default one sequence of the model's maximum), as ``gpubudget plan --json``: one PlanAnswer
-    per GPU (default every preset), those that serve it first."""
+    per GPU (default every preset), those that serve it first. Layouts are node-shaped: TP within a
+    node of ``gpus_per_node`` GPUs (default 8), pipeline stages of whole nodes."""
     m = _model(model, config_dir)
     document = _request(
         "plan",
@@ -314,6 +316,7 @@ def plan(
         concurrency=concurrency,
         gpus=None if gpus is None else _gpu_list(list(gpus), "gpus"),
         max_pipeline_parallel_size=max_pipeline_parallel_size,
+        gpus_per_node=gpus_per_node,
         vllm_version=vllm_version,
         deployment=_deployment_fields(deployment),
     )

@@ -217,6 +217,7 @@ class PlanAnswer(_Document):
     weights_bytes: Optional[Bytes]
     kv_cache_bytes: Optional[Bytes]
     why_not: Optional[str]
+    rejected_layouts: List[str]  #: the layouts tried before (cheapest first), each with why it does not serve
 
 
 

@@ -236,13 +236,14 @@ Answer sweep_operation(const JsonReader& r, const ConfigDir& configs, const Mode
 
 Answer plan_operation(const JsonReader& r, const ConfigDir& configs, const ModelSpec* preloaded) {
   r.reject_unknown_keys({"operation", "config_dir", "model", "revision", "hub", "gpus", "max_model_len", "concurrency",
-                         "max_pipeline_parallel_size", "vllm_version", "deployment"});
+                         "max_pipeline_parallel_size", "gpus_per_node", "vllm_version", "deployment"});
   const ModelSpec model = model_of(r, configs, preloaded);
   const VllmProfile profile = load_vllm_profile(r.optional_string("vllm_version").value_or(""), configs);
   PlanRequest request;
   request.max_model_len = r.optional_integer("max_model_len", 1, kAnyCount).value_or(model.derived_max_model_len);
   request.concurrency = r.optional_integer("concurrency", 1, kAnyCount).value_or(1);
   request.max_pipeline = r.optional_integer("max_pipeline_parallel_size", 1, kAnyCount).value_or(request.max_pipeline);
+  request.gpus_per_node = r.optional_integer("gpus_per_node", 1, kAnyCount).value_or(request.gpus_per_node);
   std::vector<GpuSpec> gpus;
   if (r.has("gpus")) {
     for (const auto& name : r.string_list("gpus")) gpus.push_back(load_gpu_preset(name, configs));

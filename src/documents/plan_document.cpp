@@ -21,6 +21,7 @@ std::string plan_json(const std::vector<PlanAnswer>& answers) {
     } else {
       row["why_not"] = a.why_not;
     }
+    row["rejected_layouts"] = a.rejected_layouts;
     j.push_back(std::move(row));
   }
   return detail::document_text(j);
