@@ -146,6 +146,18 @@ bool shorter_length_fits(const Diagnosis& d) {
          (!d.max_model_len || *d.fitting_max_model_len < *d.max_model_len);
 }
 
+// A lower --gpu-memory-utilization for an out-of-memory failure, unless the log shows it could not hold
+// the weights the run loaded ("Model loading took"): then it is a note, not a remedy.
+void suggest_lower_utilization(const VllmLogFacts& f, double lowered, double total, Diagnosis& d) {
+  if (f.model_loading_gib && total > 0 && lowered * total <= *f.model_loading_gib) {
+    d.notes.push_back(fmt::format("not suggested: --gpu-memory-utilization {:.2f} ({:.2f} GiB cannot hold the logged "
+                                  "{:.2f} GiB of weights)",
+                                  lowered, lowered * total, *f.model_loading_gib));
+    return;
+  }
+  d.remedies.push_back(fmt::format("--gpu-memory-utilization {:.2f}", lowered));
+}
+
 // Flag changes that follow from the log's own numbers.
 void remedies_from_log(const VllmLogFacts& f, Diagnosis& d) {
   const double util = f.gpu_memory_utilization.value_or(0);
@@ -174,12 +186,12 @@ void remedies_from_log(const VllmLogFacts& f, Diagnosis& d) {
       d.remedies.push_back("--max-num-seqs 256");
       d.remedies.push_back("--max-num-batched-tokens 4096");
     } else if (phase == "CUDA graph capture" || phase == "warm-up") {
-      d.remedies.push_back(fmt::format("--gpu-memory-utilization {:.2f}", std::max(0.5, util - 0.03)));
+      suggest_lower_utilization(f, std::max(0.5, util - 0.03), total, d);
       d.remedies.push_back("--enforce-eager");
     } else if (phase == "model loading") {
       d.remedies.push_back("--tensor-parallel-size x2 (the weights do not fit one GPU)");
     } else {
-      d.remedies.push_back(fmt::format("--gpu-memory-utilization {:.2f}", std::max(0.5, util - 0.05)));
+      suggest_lower_utilization(f, std::max(0.5, util - 0.05), total, d);
     }
   }
 }
@@ -297,6 +309,12 @@ void predict(const VllmLogFacts& f, const DiagnosisContext& c, Diagnosis& d) {
         std::string line;
         for (const auto& flag : r.flags) line += (line.empty() ? "" : " ") + flag;
         if (line.rfind("--max-model-len", 0) == 0) continue;
+        // A change that leaves less than the length the run asked for is no remedy for that run.
+        if (f.max_model_len && r.max_model_len < *f.max_model_len && !r.reaches_target) {
+          d.notes.push_back(fmt::format("not suggested: {} (largest length {}, less than the log's --max-model-len {})",
+                                        r.change, r.max_model_len, *f.max_model_len));
+          continue;
+        }
         flags.push_back(fmt::format("{}  (largest length {})", line, r.max_model_len));
       }
       if (!flags.empty()) d.remedies = flags;
@@ -395,10 +413,30 @@ LogDiagnosis diagnose_with_settings(VllmLogFacts facts, const DiagnoseSettings& 
   out.facts = std::move(facts);
   DiagnosisContext& context = out.context;
   if (!settings.gpu.empty()) context.gpu = load_gpu_preset(settings.gpu, configs);
-  if (!settings.model.empty()) {
-    out.model = std::make_shared<const ModelSpec>(settings.hub ? load_model(settings.model, configs, *settings.hub) : load_model(settings.model, configs));
+  // The model: --model, else the one the log names (its engine-config line) when it is found without the
+  // network (a path, a bundled id, the Hugging Face or gpubudget cache); a logged model that is not is a
+  // note, not an error, and not a fetch.
+  std::string model_name = settings.model;
+  std::string model_note, version_note;
+  if (model_name.empty() && out.facts.model) {
+    HubOptions offline = settings.hub ? *settings.hub : hub_options_from_environment();
+    offline.offline = true;
+    try {
+      out.model = std::make_shared<const ModelSpec>(load_model(*out.facts.model, configs, offline));
+      model_name = *out.facts.model;
+      model_note = fmt::format("model {} taken from the log (--model to give another)", model_name);
+    } catch (const InputError& e) {
+      model_note = fmt::format("the log names model {}, not found without the network, so there is no prediction "
+                               "(--model fetches it): {}",
+                               *out.facts.model, e.what());
+    }
+  } else if (!model_name.empty()) {
+    out.model = std::make_shared<const ModelSpec>(settings.hub ? load_model(model_name, configs, *settings.hub)
+                                                               : load_model(model_name, configs));
+  }
+  if (out.model) {
     context.model = out.model.get();
-    context.model_name = settings.model;
+    context.model_name = model_name;
     if (!context.gpu) {
       const auto total = out.facts.total_gpu_gib ? out.facts.total_gpu_gib : out.facts.startup_total_gib;
       if (total) context.gpu = find_gpu_preset_by_memory(configs, *total);
@@ -407,13 +445,19 @@ LogDiagnosis diagnose_with_settings(VllmLogFacts facts, const DiagnoseSettings& 
     if (version.empty() && out.facts.vllm_version) version = *out.facts.vllm_version;
     try {
       context.profile = load_vllm_profile(version, configs);
-    } catch (const InputError&) {
+      version_note = context.profile->version_note;  // the nearest profile, when there is none of that release
+    } catch (const InputError& e) {
       if (!settings.vllm_version.empty()) throw;
-      context.profile = load_vllm_profile("", configs);  // a logged version older than every profile
+      // A logged release older than any gpubudget answers (the V0 engine's accounting): no prediction
+      // rather than one by another release's rules.
+      version_note = fmt::format("no prediction for the log's vLLM {} ({}); --vllm-version to predict with a profile",
+                                 version, e.what());
     }
   }
   context.kv_cache_dtype = settings.kv_cache_dtype;
   out.diagnosis = diagnose_log(out.facts, context);
+  if (!version_note.empty()) out.diagnosis.notes.insert(out.diagnosis.notes.begin(), version_note);
+  if (!model_note.empty()) out.diagnosis.notes.insert(out.diagnosis.notes.begin(), model_note);
   return out;
 }
 

@@ -60,9 +60,9 @@ Diagnosis diagnose_log(const VllmLogFacts& facts, const DiagnosisContext& contex
 // What the user names beside the log (`diagnose --model/--gpu/--vllm-version/--kv-cache-dtype`);
 // empty strings are unset.
 struct DiagnoseSettings {
-  std::string model;         // an id or a path; "": diagnose from the log alone
+  std::string model;         // an id or a path; "": the log's, when found without the network, else the log alone
   std::string gpu;           // a preset; "": the one whose total matches the log's, if exactly one does
-  std::string vllm_version;  // "": the log's version (the newest profile when the log's is older than all)
+  std::string vllm_version;  // "": the log's version (no prediction when it is older than every release answered)
   std::optional<KvCacheDtypeChoice> kv_cache_dtype;
   std::optional<HubOptions> hub;  // where `model` is looked for beyond paths and bundled ids (hub.h)
 };
