@@ -1,6 +1,8 @@
 // GPU presets: configs/gpus/<name>.json.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -48,16 +50,58 @@ GpuSpec parse_gpu(const std::filesystem::path& path) {
 
 }  // namespace
 
+namespace {
+
+// A GPU name as compared: lower case, without '-', '_', ' ' and '.'.
+std::string folded_gpu_name(std::string_view name) {
+  std::string out;
+  for (const char c : name) {
+    if (c == '-' || c == '_' || c == ' ' || c == '.') continue;
+    out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  }
+  return out;
+}
+
+// The preset `name` means when it is no preset's file name: a preset name or an alias of
+// configs/gpu-aliases.json, folded; "" when none.
+std::string preset_meant(const std::string& name, const ConfigDir& configs, const std::vector<std::string>& presets) {
+  const std::string folded = folded_gpu_name(name);
+  if (folded.empty()) return "";
+  for (const auto& preset : presets) {
+    if (folded_gpu_name(preset) == folded) return preset;
+  }
+  const auto aliases_path = configs.root / "gpu-aliases.json";
+  std::error_code ec;
+  if (!std::filesystem::exists(aliases_path, ec)) return "";  // a config folder of one's own may have none
+  const std::string path = aliases_path.string();
+  const nlohmann::json json = detail::parse_json(detail::read_text_file(path), path);
+  const detail::JsonReader r(json, path);
+  const detail::JsonReader aliases = r.object("aliases");
+  for (const auto& [alias, preset] : json.at("aliases").items()) {
+    if (folded_gpu_name(alias) != folded) continue;
+    const std::string target = aliases.string(alias);
+    if (std::find(presets.begin(), presets.end(), target) == presets.end()) {
+      throw InputError(fmt::format("{}:/aliases/{}: \"{}\" is no GPU preset", path, alias, target));
+    }
+    return target;
+  }
+  return "";
+}
+
+}  // namespace
+
 GpuSpec load_gpu_preset(const std::string& name, const ConfigDir& configs) {
   const auto path = configs.root / "gpus" / (name + ".json");
   std::error_code ec;
-  if (name.find('/') != std::string::npos || !std::filesystem::exists(path, ec)) {
-    std::vector<std::string> names;
-    for (const auto& g : list_gpu_presets(configs)) names.push_back(g.name);
-    throw InputError(fmt::format("--gpu {}: no such preset (known: {}; or give --gpu-memory)", name,
-                                 fmt::join(names, ", ")));
+  if (name.find('/') == std::string::npos && std::filesystem::exists(path, ec)) return parse_gpu(path);
+  std::vector<std::string> names;
+  for (const auto& g : list_gpu_presets(configs)) names.push_back(g.name);
+  if (name.find('/') == std::string::npos) {
+    if (const std::string meant = preset_meant(name, configs, names); !meant.empty()) {
+      return parse_gpu(configs.root / "gpus" / (meant + ".json"));
+    }
   }
-  return parse_gpu(path);
+  throw InputError(fmt::format("--gpu {}: no such preset (known: {}; or give --gpu-memory)", name, fmt::join(names, ", ")));
 }
 
 std::vector<GpuSpec> list_gpu_presets(const ConfigDir& configs) {
