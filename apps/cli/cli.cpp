@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -17,6 +18,7 @@
 #include "gpubudget/calibrate.h"
 #include "plan_command.h"
 #include "suggestions.h"
+#include "terminal_style.h"
 #include "sweep_command.h"
 #include "weights_command.h"
 #include "cli_errors.h"
@@ -162,8 +164,10 @@ void add_plan_options(CLI::App& p, PlanOptions& o) {
   p.add_option("--max-model-len", o.max_model_len, "L: tokens per request (default: the model's maximum)");
   p.add_option("--concurrency", o.concurrency, "C: requests of L tokens held at once")->check(within(1, kMaxPlanConcurrency));
   p.add_option("--gpu", o.gpus, "GPU presets to plan for, comma-separated (default: every preset)");
-  p.add_option("--max-pipeline-parallel-size", o.max_pipeline, "largest PP tried (TP 1, 2, 4, 8 per node)")
+  p.add_option("--max-pipeline-parallel-size", o.max_pipeline, "largest PP tried (stages of whole nodes)")
       ->check(within(1, kMaxPlanPipeline));
+  p.add_option("--gpus-per-node", o.gpus_per_node, "GPUs in one node: TP 1, 2, 4, 8 up to it, PP only with whole nodes (default 8)")
+      ->check(within(1, kMaxTensorParallelSize));
   p.add_option("--vllm-version", o.vllm_version, "vLLM version whose behaviour to reproduce (default: newest)");
   auto& d = o.deployment;
   p.add_option("--kv-cache-dtype", o.kv_cache_dtype, "auto, bfloat16, fp8, ...");
@@ -333,13 +337,26 @@ void add_diagnose_options(CLI::App& diagnose, DiagnoseOptions& options) {
 namespace {
 
 int run_command(std::vector<std::string> args, std::ostream& out, std::ostream& err,
-                const std::filesystem::path& executable);
+                const std::filesystem::path& executable, std::string& color_mode);
 
 }  // namespace
 
 int run_cli(std::vector<std::string> args, std::ostream& out, std::ostream& err,
-            const std::filesystem::path& executable) {
-  const int status = run_command(std::move(args), out, err, executable);
+            const std::filesystem::path& executable, const Terminal& terminal) {
+  std::string color_mode = "auto";
+  const bool may_color = terminal.out_is_tty || terminal.err_is_tty ||
+                         std::any_of(args.begin(), args.end(), [](const std::string& a) { return a.rfind("--color", 0) == 0; });
+  int status = 0;
+  if (!may_color) {
+    status = run_command(std::move(args), out, err, executable, color_mode);
+  } else {
+    // Held, then coloured where the streams are terminals (terminal_style.h).
+    std::ostringstream held_out, held_err;
+    status = run_command(std::move(args), held_out, held_err, executable, color_mode);
+    const ColorChoice color = choose_color(color_mode, terminal);
+    out << (color.out ? color_verdicts(held_out.str()) : held_out.str());
+    err << (color.err ? color_diagnostics(held_err.str()) : held_err.str());
+  }
   // An answer that could not be written (a full disk, a closed pipe) is not an answer.
   out.flush();
   if (out.fail()) {
@@ -352,10 +369,12 @@ int run_cli(std::vector<std::string> args, std::ostream& out, std::ostream& err,
 namespace {
 
 int run_command(std::vector<std::string> args, std::ostream& out, std::ostream& err,
-                const std::filesystem::path& executable) {
+                const std::filesystem::path& executable, std::string& color_mode) {
   CLI::App app{"gpubudget: will this model fit these GPUs under vLLM, and with how much context?", "gpubudget"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("gpubudget ") + kVersion);
+  app.add_option("--color", color_mode, "colour the verdict and warnings: auto (on a terminal, unless NO_COLOR), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
   std::string config_dir;
   app.add_option("--config-dir", config_dir, "directory with gpus/, vllm/, models/ (default: bundled)");
 
@@ -389,6 +408,8 @@ int run_command(std::vector<std::string> args, std::ostream& out, std::ostream& 
   CLI::App* completion = app.add_subcommand("completion", "print a shell completion script: completion bash");
   completion->add_option("SHELL", completion_shell, "bash")->required()->check(CLI::IsMember({"bash"}));
 
+  // The top-level flags (--config-dir, --color) may also come after the command.
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) sub->fallthrough();
   try {
     // `gpubudget fit [flags] -- vllm serve MODEL ...`: the pasted command becomes fit's own flags.
     if (const auto dash = std::find(args.begin(), args.end(), "--"); dash != args.end()) {
@@ -413,6 +434,7 @@ int run_command(std::vector<std::string> args, std::ostream& out, std::ostream& 
                            fmt::join(command.ignored, " "));
       }
       for (const auto& note : command.notes) err << "warning: " << note << "\n";
+      fit_options.pasted_command_warnings = command.notes;  // also into fit's JSON `warnings`
     }
     args = expand_vllm_short_flags(std::move(args));
     check_command_and_flag_names(app, args);  // "did you mean" for a mistyped command or flag

@@ -7,10 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "terminal_style.h"
+
 namespace gpubudget::cli {
 
-// `args` excludes the program name. `executable` locates the bundled configs.
+// `args` excludes the program name. `executable` locates the bundled configs; `terminal` says which
+// streams are terminals (colour, terminal_style.h; the default: none is).
 int run_cli(std::vector<std::string> args, std::ostream& out, std::ostream& err,
-            const std::filesystem::path& executable = {});
+            const std::filesystem::path& executable = {}, const Terminal& terminal = {});
 
 }  // namespace gpubudget::cli

@@ -1,10 +1,12 @@
 #include "fit_command.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "captured_warnings.h"
 #include "cli_values.h"
 #include "fit_report.h"
 #include "cli_errors.h"
@@ -286,24 +288,34 @@ ResolvedFit resolve_fit_options(const FitOptions& o, const ConfigDir& configs, s
 }
 
 int run_fit(const FitOptions& o, const ConfigDir& configs, std::ostream& out, std::ostream& err) {
-  const ResolvedFit f = resolve_fit_options(o, configs, err);
+  CapturedWarnings held(err);  // the flags' notes and warnings, until the result has them too
+  const ResolvedFit f = resolve_fit_options(o, configs, held.stream());
   const Deployment& d = f.deployment;
   FitMemo memo(f.model);  // the remedies mostly keep the fit's layout and weights
   const FitResult result = fit(f.model, f.gpus, d, f.profile, &memo);
   const FitQuery query{f.model, f.gpus, d, f.profile, o.vllm_version};
   std::vector<Remedy> remedies;
   if (!result.fits) remedies = find_remedies(f.model, f.gpus, d, f.profile, result, &memo);
+  warn_if_gpus_busy(f, result, held.stream());
+  warn_if_headers_differ(f.model, f.gpus.front(), d, f.profile, held.stream());
+  // What is shown (JSON `warnings`, the verdict's count) has every warning: the fit's own, the pasted
+  // vLLM command's, and those of the flags and checks above.
+  FitResult shown = result;
+  std::vector<std::string> cli_warnings = o.pasted_command_warnings;
+  for (auto& w : held.warnings()) cli_warnings.push_back(std::move(w));
+  for (auto& w : cli_warnings) {
+    if (std::find(shown.warnings.begin(), shown.warnings.end(), w) == shown.warnings.end()) shown.warnings.push_back(std::move(w));
+  }
   if (o.vllm_args) {
-    out << vllm_serve_line(o, d, result) << "\n";
+    out << vllm_serve_line(o, d, shown) << "\n";
   } else if (o.json) {
-    out << fit_json(query, result, remedies);
+    out << fit_json(query, shown, remedies);
   } else {
-    write_fit_text(query, result, remedies,
+    write_fit_text(query, shown, remedies,
                    o.explain ? explain_fit(f.model, f.gpus, d, f.profile, result) : std::vector<Explanation>{}, out);
   }
+  held.flush();
   for (const auto& w : result.warnings) err << "warning: " << w << "\n";
-  warn_if_gpus_busy(f, result, err);
-  warn_if_headers_differ(f.model, f.gpus.front(), d, f.profile, err);
   return result.fits ? 0 : 1;
 }
 

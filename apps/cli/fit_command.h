@@ -28,6 +28,7 @@ struct FitOptions {
   std::string max_num_batched_tokens;
   std::string pp_layer_partition;       // "16,15": layers per stage (VLLM_PP_LAYER_PARTITION)
   std::vector<std::string> vllm_env;    // VLLM_*=VALUE assignments that change memory
+  std::vector<std::string> pasted_command_warnings;  // of `fit -- vllm serve …` (printed when it was read)
   // vLLM's spellings, parsed into the deployment's enums by resolve_fit_options.
   std::string dtype = "auto";
   std::string kv_cache_dtype = "auto";

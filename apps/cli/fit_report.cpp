@@ -13,6 +13,14 @@ namespace {
 
 std::string gib2(Bytes b) { return fmt::format("{:.2f} GiB", to_gib(b)); }
 
+// `text` cut to at most `limit` bytes at a UTF-8 character boundary, "..." marking the cut.
+std::string abbreviated(const std::string& text, std::size_t limit) {
+  if (text.size() <= limit) return text;
+  std::size_t cut = limit - 3;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return text.substr(0, cut) + "...";
+}
+
 std::string with_commas(std::int64_t n) {
   std::string digits = std::to_string(n < 0 ? -n : n);
   std::string out;
@@ -151,12 +159,17 @@ void write_fit_text(const FitQuery& c, const FitResult& r, const std::vector<Rem
       w.overheads.cudagraph_charged
           ? ""
           : fmt::format("   not charged by this vLLM; ~{} at runtime", gib2(w.overheads.cudagraph)));
+  if (w.kv_cache.count() < 0) {
+    // No negative KV figure: the deficit is said in words.
+    row("= KV cache", Bytes(0), fmt::format("   none: the weights and overheads exceed it by {}", gib2(Bytes(0) - w.kv_cache)));
+  } else {
   row("= KV cache", w.kv_cache,
       c.model.generic_assumptions.empty()
           ? fmt::format("   overheads +/- {:.0f}%", w.overheads.relative_uncertainty * 100)
           : fmt::format("   overheads +/- {:.0f}%, weights +/- {:.0f}% (generic estimate)",
                         w.overheads.relative_uncertainty * kGenericOverheadUncertaintyFactor * 100,
                         kGenericWeightsUncertainty * 100));
+  }
   out << "\n";
   out << fmt::format("KV cache ({}{}): {} bytes per token per GPU, {} blocks of {} tokens\n", attention_mix(c.model),
                      d.mla_disabled ? ", run as multi-head attention: VLLM_MLA_DISABLE=1" : "",
@@ -167,6 +180,13 @@ void write_fit_text(const FitQuery& c, const FitResult& r, const std::vector<Rem
   out << fmt::format("GPU KV cache size: {} tokens\n", with_commas(r.kv_cache_tokens));
   out << fmt::format("Maximum concurrency for {} tokens per request: {:.2f}x\n\n",
                      with_commas(r.judged_max_model_len), r.max_concurrency);
+  if (w.weights.total > w.requested) {
+    const std::size_t stage = static_cast<std::size_t>(w.pp_rank);
+    const GpuSpec& stage_gpu = c.gpus.size() > stage ? c.gpus[stage] : c.gpus.front();
+    out << fmt::format("The weights alone need {} per GPU; vLLM may use {} of the {}'s {} (--gpu-memory-utilization {}). "
+                       "No context length fits: it takes more GPUs (tensor or pipeline parallel) or smaller weights.\n",
+                       gib2(w.weights.total), gib2(w.requested), stage_gpu.name, gib2(stage_gpu.memory), r.gpu_memory_utilization);
+  }
   out << fmt::format("Largest --max-model-len that fits: {}", with_commas(r.max_model_len));
   if (r.max_model_len_low != r.max_model_len_high) {
     auto k = [](std::int64_t n) { return fmt::format("{}k", (n + 500) / 1000); };
@@ -182,6 +202,10 @@ void write_fit_text(const FitQuery& c, const FitResult& r, const std::vector<Rem
                      r.fits       ? "FITS"
                      : r.kv_fits ? "fits in memory, but vLLM WOULD NOT START"
                                  : "DOES NOT FIT");
+  if (!r.warnings.empty()) {
+    out << fmt::format("  with {} warning{} (printed after this report): {}\n", r.warnings.size(),
+                       r.warnings.size() > 1 ? "s" : "", abbreviated(r.warnings.front(), 100));
+  }
   if (!r.vllm_error.empty()) out << "vLLM " << vllm_version << " would stop with: " << r.vllm_error << "\n";
   if (!remedies.empty()) {
     out << fmt::format("\nTo fit {} tokens, best first:\n", with_commas(r.judged_max_model_len));

@@ -1,11 +1,17 @@
 // What a new user meets first (docs/cli.md): the version, a mistyped command or flag answered with the
 // name meant, and vLLM's flag names everywhere.
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "cli.h"
 #include "cli_run.h"
 #include "gpubudget/version.h"
 
@@ -76,6 +82,201 @@ TEST(FirstUse, SweepTakesMaxModelLenAndStillReadsTargetLen) {
   EXPECT_NE(b.err.find("note: sweep --target-len is now --max-model-len"), std::string::npos) << b.err;
   EXPECT_EQ(c.code, 2);
   EXPECT_NE(c.err.find("not both"), std::string::npos) << c.err;
+}
+
+TEST(FirstUse, LaunchFlagWarningsReachTheJsonAndTheVerdict) {
+  // A flag read with a caveat (here a --compilation-config key not modelled), and a pasted vLLM line with
+  // a flag vLLM does not have: each warning is on stderr, in the JSON `warnings` and counted at the verdict.
+  const std::vector<std::string> flagged = {"fit", "meta-llama/Llama-3.1-8B", "--gpu", "h100", "--compilation-config",
+                                            R"({"max_capture_size": 64})"};
+  std::vector<std::string> as_json = flagged;
+  as_json.push_back("--json");
+  const CliRun j = run(as_json);
+  ASSERT_EQ(j.code, 0) << j.err;
+  const auto doc = nlohmann::json::parse(j.out);
+  const std::string expected = "--compilation-config max_capture_size: not modelled";
+  ASSERT_EQ(doc["warnings"].size(), 1U) << doc["warnings"].dump();
+  EXPECT_EQ(doc["warnings"][0].get<std::string>().rfind(expected, 0), 0U) << doc["warnings"].dump();
+  EXPECT_NE(j.err.find("warning: " + expected), std::string::npos) << j.err;
+  const CliRun t = run(flagged);
+  EXPECT_NE(t.out.find("-> FITS\n  with 1 warning (printed after this report): " + expected), std::string::npos) << t.out;
+
+  const CliRun pasted = run({"fit", "--gpu", "h100", "--json", "--", "vllm", "serve", "meta-llama/Llama-3.1-8B",
+                             "--no-such-engine-flag=3"});
+  ASSERT_EQ(pasted.code, 0) << pasted.err;
+  const auto pasted_doc = nlohmann::json::parse(pasted.out);
+  ASSERT_EQ(pasted_doc["warnings"].size(), 1U) << pasted_doc["warnings"].dump();
+  const std::string warning = pasted_doc["warnings"][0].get<std::string>();
+  EXPECT_EQ(warning.rfind("--no-such-engine-flag", 0), 0U) << warning;
+  EXPECT_NE(warning.find("is not one of vLLM's engine arguments"), std::string::npos) << warning;
+}
+
+TEST(FirstUse, WeightsLargerThanTheGpuAreSaidNotANegativeKvFigure) {
+  // Llama-3.1-70B in bf16: 70.6e9 parameters x 2 bytes = 131.4 GiB, on a 24 GB card.
+  const CliRun t = run({"fit", "meta-llama/Llama-3.1-70B", "--gpu", "rtx-4090"});
+  EXPECT_EQ(t.code, 1);
+  const auto j = nlohmann::json::parse(run({"fit", "meta-llama/Llama-3.1-70B", "--gpu", "rtx-4090", "--json"}).out);
+  const double weights_gib = j["per_gpu"]["weights_bytes"].get<double>() / (1 << 30);
+  EXPECT_NEAR(weights_gib, 70.55e9 * 2 / (1 << 30), 1.0);
+  EXPECT_NE(t.out.find(fmt::format("The weights alone need {:.2f} GiB per GPU; vLLM may use", weights_gib)),
+            std::string::npos)
+      << t.out;
+  EXPECT_NE(t.out.find("of the rtx-4090's 23.53 GiB"), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("none: the weights and overheads exceed it by"), std::string::npos) << t.out;
+  EXPECT_EQ(t.out.find(" -1"), std::string::npos) << "a negative figure in:\n" << t.out;
+}
+
+// The gpubudget commands of README.md's quick start, in order, as argument lists.
+std::vector<std::vector<std::string>> readme_quick_start_commands() {
+  std::ifstream in(std::filesystem::path(GPUBUDGET_TEST_SOURCE_DIR) / "README.md");
+  std::vector<std::vector<std::string>> commands;
+  bool in_quick_start = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("## ", 0) == 0) in_quick_start = line.find("Quick start") != std::string::npos;
+    const std::string program = "build/release/apps/cli/gpubudget ";
+    const auto at = line.find(program);
+    if (!in_quick_start || at == std::string::npos) continue;
+    std::istringstream words(line.substr(at + program.size()));
+    std::vector<std::string> args;
+    for (std::string w; words >> w && w != "#";) args.push_back(w);
+    commands.push_back(args);
+  }
+  return commands;
+}
+
+TEST(FirstUse, ReadmeQuickStartShowsTheIncidentAsItHappenedAndTheDefault) {
+  const auto commands = readme_quick_start_commands();
+  ASSERT_GE(commands.size(), 2U);
+  // As it happened: bf16 MLA KV, 61 layers x 576 x 2 B = 70,272 B/token; 262,144 tokens need
+  // 18,421,383,168 B = 17.16 GiB per GPU, more than vLLM 0.15 leaves.
+  const CliRun incident = run(commands[0]);
+  EXPECT_EQ(incident.code, 1) << incident.err;
+  EXPECT_NE(incident.out.find("70272 bytes per token per GPU"), std::string::npos) << incident.out;
+  EXPECT_NE(incident.out.find("needs 17.16 GiB of KV cache per GPU -> DOES NOT FIT"), std::string::npos) << incident.out;
+  EXPECT_NE(incident.out.find("Largest --max-model-len that fits: 133,296"), std::string::npos) << incident.out;
+  // The default: the checkpoint's FP8 KV halves it (35,136 B/token, 8.58 GiB) and the length fits.
+  const CliRun defaults = run(commands[1]);
+  EXPECT_EQ(defaults.code, 0) << defaults.err;
+  EXPECT_NE(defaults.out.find("35136 bytes per token per GPU"), std::string::npos) << defaults.out;
+  EXPECT_NE(defaults.out.find("needs 8.58 GiB of KV cache per GPU -> FITS"), std::string::npos) << defaults.out;
+}
+
+TEST(FirstUse, DiagnoseTakesTheModelAndVersionFromTheLogAndNeverOffersLess) {
+  // vo-108: Qwen3-VL-30B-A3B on an A100 under vLLM 0.11, 262,144 tokens asked for, the KV check failed.
+  const std::string log =
+      (std::filesystem::path(GPUBUDGET_TEST_DATA_DIR) / "logs" / "v0.11-qwen3-vl-a100-kv-check.log").string();
+  // The log has no total-capacity line, so the GPU is given; the model and the version come from the log.
+  const CliRun r = run({"diagnose", log, "--gpu", "a100-80gb", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["model"], "Qwen/Qwen3-VL-30B-A3B-Instruct");
+  EXPECT_EQ(doc["vllm_version"], "0.11.0");
+  EXPECT_EQ(doc["root_cause"], "kv_cache_too_small");
+  ASSERT_FALSE(doc["comparison"].empty()) << "a prediction beside the logged figures";
+  const std::string notes = doc["notes"].dump();
+  EXPECT_NE(notes.find("taken from the log"), std::string::npos) << notes;
+  // Every remedy but the shorter length reaches the log's own 262,144 tokens.
+  for (const auto& remedy : doc["remedies"]) {
+    const std::string text = remedy.get<std::string>();
+    const auto at = text.find("(largest length ");
+    if (at == std::string::npos) continue;
+    EXPECT_GE(std::stoll(text.substr(at + 16)), 262144) << text;
+  }
+  // --model still decides, and a logged version older than any answered is no prediction, not the newest's.
+  const CliRun given = run({"diagnose", log, "--gpu", "a100-80gb", "--json", "--model", "Qwen/Qwen3-8B"});
+  const auto given_doc = nlohmann::json::parse(given.out);
+  EXPECT_EQ(given_doc["notes"].dump().find("taken from the log"), std::string::npos) << given_doc["notes"].dump();
+  // Qwen3-8B's own limit (40,960) is what refuses the log's 262,144: the prediction used --model's config.
+  EXPECT_NE(given_doc["notes"].dump().find("Qwen__Qwen3-8B/config.json"), std::string::npos) << given_doc["notes"].dump();
+  const std::string v07 =
+      (std::filesystem::path(GPUBUDGET_TEST_DATA_DIR) / "logs" / "v0.7-r1-distill-14b-4090-tp2-ansi.log").string();
+  const auto old = nlohmann::json::parse(run({"diagnose", v07, "--json", "--model", "Qwen/Qwen3-14B"}).out);
+  EXPECT_TRUE(old["comparison"].empty()) << old["comparison"].dump();
+  EXPECT_NE(old["notes"].dump().find("no prediction for the log's vLLM 0.7.2"), std::string::npos) << old["notes"].dump();
+}
+
+TEST(FirstUse, PlanProposesNodeShapedLayoutsAndSaysWhySimplerOnesFail) {
+  // DeepSeek-V3 (671B, FP8 blocks: ~640 GiB of weights), 16 requests of 64k tokens.
+  const CliRun r = run({"plan", "deepseek-ai/DeepSeek-V3", "--max-model-len", "65536", "--concurrency", "16", "--gpu",
+                        "h200,h100,b200", "--json"});
+  ASSERT_LE(r.code, 1) << r.err;
+  const auto answers = nlohmann::json::parse(r.out);
+  ASSERT_EQ(answers.size(), 3U);
+  bool any_found = false;
+  for (const auto& a : answers) {
+    ASSERT_FALSE(a["rejected_layouts"].empty()) << a.dump();
+    // TP 1 alone cannot hold the weights: said as such.
+    EXPECT_EQ(a["rejected_layouts"][0].get<std::string>().rfind("TP 1 alone: the weights need", 0), 0U) << a.dump();
+    if (!a["found"].get<bool>()) continue;
+    any_found = true;
+    const auto tp = a["tensor_parallel_size"].get<std::int64_t>(), pp = a["pipeline_parallel_size"].get<std::int64_t>();
+    EXPECT_TRUE(tp == 1 || tp == 2 || tp == 4 || tp == 8) << a.dump();
+    EXPECT_TRUE(pp == 1 || tp == 8) << "pipeline stages are whole nodes of 8: " << a.dump();
+    EXPECT_EQ(a["gpus"], tp * pp);
+  }
+  EXPECT_TRUE(any_found) << r.out;
+  // Nodes of 4: TP never above 4, stages of 4.
+  const auto four = nlohmann::json::parse(run({"plan", "deepseek-ai/DeepSeek-V3", "--max-model-len", "65536",
+                                               "--concurrency", "16", "--gpu", "h200", "--gpus-per-node", "4", "--json"})
+                                              .out);
+  ASSERT_EQ(four.size(), 1U);
+  if (four[0]["found"].get<bool>()) {
+    EXPECT_EQ(four[0]["tensor_parallel_size"], 4) << four.dump();
+  }
+  for (const auto& line : four[0]["rejected_layouts"]) EXPECT_EQ(line.get<std::string>().find("TP 8"), std::string::npos);
+  // The text names the next simpler layout under the answer.
+  const CliRun text = run({"plan", "deepseek-ai/DeepSeek-V3", "--max-model-len", "65536", "--concurrency", "16", "--gpu", "h200"});
+  EXPECT_NE(text.out.find(" not TP "), std::string::npos) << text.out;
+}
+
+TEST(FirstUse, GpuNamesAreReadAsPeopleTypeThem) {
+  for (const auto& [typed, preset] : std::vector<std::pair<std::string, std::string>>{
+           {"H100", "h100"}, {"h100-sxm", "h100"}, {"RTX 4090", "rtx-4090"}, {"rtx4090", "rtx-4090"},
+           {"rtx6000pro", "rtx-pro-6000"}, {"RTX-PRO-6000", "rtx-pro-6000"}, {"A100_80GB", "a100-80gb"}}) {
+    const CliRun r = run({"fit", "meta-llama/Llama-3.1-8B", "--gpu", typed, "--json"});
+    ASSERT_LE(r.code, 1) << typed << ": " << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["deployment"]["gpu"], preset) << typed;
+  }
+  // Ambiguous (40 or 80 GB) or unknown: refused with the list.
+  for (const std::string typed : {"a100", "h1000"}) {
+    const CliRun r = run({"fit", "meta-llama/Llama-3.1-8B", "--gpu", typed});
+    EXPECT_EQ(r.code, 3) << typed;
+    EXPECT_NE(r.err.find("no such preset (known: a10, a100-40gb, a100-80gb"), std::string::npos) << r.err;
+  }
+}
+
+// As main.cpp runs it: a terminal (or not) behind each stream.
+CliRun run_on(const Terminal& terminal, std::vector<std::string> args) {
+  args.insert(args.begin(), {"--config-dir", GPUBUDGET_TEST_CONFIG_DIR});
+  std::ostringstream out, err;
+  const int code = run_cli(args, out, err, {}, terminal);
+  return {code, out.str(), err.str()};
+}
+
+TEST(FirstUse, VerdictAndWarningsAreColouredOnATerminalOnly) {
+  const std::vector<std::string> fits = {"fit", "meta-llama/Llama-3.1-8B", "--gpu", "h100", "--compilation-config",
+                                         R"({"max_capture_size": 64})"};
+  const Terminal tty{true, true, false};
+  const CliRun coloured = run_on(tty, fits);
+  EXPECT_NE(coloured.out.find("-> \x1b[1;32mFITS\x1b[0m"), std::string::npos) << coloured.out;
+  EXPECT_NE(coloured.err.find("\x1b[33mwarning:\x1b[0m --compilation-config"), std::string::npos) << coloured.err;
+  const CliRun too_big = run_on(tty, {"fit", "meta-llama/Llama-3.1-70B", "--gpu", "rtx-4090"});
+  EXPECT_NE(too_big.out.find("-> \x1b[1;31mDOES NOT FIT\x1b[0m"), std::string::npos) << too_big.out;
+  // Not a terminal, NO_COLOR, --color=never, JSON: no escape at all; --color=always: coloured anyway.
+  std::vector<std::string> never = fits, json = fits, always = fits;
+  never.push_back("--color=never");
+  json.push_back("--json");
+  always.insert(always.begin(), {"--color", "always"});
+  for (const CliRun& plain : {run_on({}, fits), run_on({true, true, true}, fits), run_on(tty, never)}) {
+    EXPECT_EQ(plain.code, 0) << plain.err;
+    EXPECT_EQ(plain.out.find('\x1b'), std::string::npos) << plain.out;
+    EXPECT_EQ(plain.err.find('\x1b'), std::string::npos) << plain.err;
+  }
+  const CliRun as_json = run_on(tty, json);
+  EXPECT_EQ(as_json.out.find('\x1b'), std::string::npos) << as_json.out;
+  EXPECT_NE(as_json.err.find("\x1b[33mwarning:"), std::string::npos) << "stderr is still a terminal: " << as_json.err;
+  EXPECT_NE(run_on({}, always).out.find("\x1b[1;32mFITS"), std::string::npos);
+  EXPECT_EQ(run_on(tty, {"--color", "sometimes", "version"}).code, 2);
 }
 
 }  // namespace
