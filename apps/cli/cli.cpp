@@ -116,6 +116,9 @@ void add_fit_options(CLI::App& fit, FitOptions& o) {
   fit.add_flag("--json", o.json, "one JSON document on stdout");
   fit.add_flag("--explain", o.explain, "show the formula and inputs behind each figure");
   fit.add_flag("--vllm-args", o.vllm_args, "print the `vllm serve` line to launch with (the length that fits)");
+  fit.add_option("--safety-margin", o.safety_margin_percent,
+                 "--vllm-args: percent of the length kept below the computed edge (default 5; 0 = the edge)")
+      ->check(CLI::Range(0.0, 50.0).description("0 to 50"));
   fit.add_flag("--strict", o.strict, "exit 3 when the config has a key no parser models (instead of a warning)");
 }
 

@@ -9,6 +9,7 @@
 #include "captured_warnings.h"
 #include "cli_values.h"
 #include "fit_report.h"
+#include "launch_length.h"
 #include "cli_errors.h"
 #include "gpubudget/error.h"
 #include "gpubudget/fit.h"
@@ -79,7 +80,7 @@ std::vector<std::int64_t> parse_partition(const std::string& flag, const std::st
 }
 
 // The `vllm serve` line that launches this deployment, with the length that fits.
-std::string vllm_serve_line(const FitOptions& o, const Deployment& d, const FitResult& r) {
+std::string vllm_serve_line(const FitOptions& o, const Deployment& d, const FitResult& r, std::int64_t max_model_len) {
   std::string line = "vllm serve " + o.model;
   auto add = [&line](const std::string& flag, const std::string& value) { line += " " + flag + " " + value; };
   if (d.tensor_parallel_size > 1) add("--tensor-parallel-size", std::to_string(d.tensor_parallel_size));
@@ -96,7 +97,7 @@ std::string vllm_serve_line(const FitOptions& o, const Deployment& d, const FitR
   if (d.kv_cache_dtype != KvCacheDtypeChoice::kAuto) {
     add("--kv-cache-dtype", std::string(kv_cache_dtype_choice_name(d.kv_cache_dtype)));
   }
-  add("--max-model-len", std::to_string(r.fits ? r.judged_max_model_len : r.max_model_len));
+  add("--max-model-len", std::to_string(max_model_len));
   add("--gpu-memory-utilization", fmt::format("{}", r.gpu_memory_utilization));
   if (d.max_num_seqs) add("--max-num-seqs", std::to_string(*d.max_num_seqs));
   if (d.max_num_batched_tokens) add("--max-num-batched-tokens", std::to_string(*d.max_num_batched_tokens));
@@ -306,8 +307,16 @@ int run_fit(const FitOptions& o, const ConfigDir& configs, std::ostream& out, st
   for (auto& w : cli_warnings) {
     if (std::find(shown.warnings.begin(), shown.warnings.end(), w) == shown.warnings.end()) shown.warnings.push_back(std::move(w));
   }
+  int status = result.fits ? 0 : 1;
   if (o.vllm_args) {
-    out << vllm_serve_line(o, d, shown) << "\n";
+    const LaunchLength length = launch_length(result, o.safety_margin_percent);
+    if (length.max_model_len > 0) {
+      out << vllm_serve_line(o, d, shown, length.max_model_len) << "\n";
+      status = 0;
+    } else {
+      status = 1;
+    }
+    if (!length.note.empty()) held.stream() << (length.max_model_len > 0 ? "note: " : "error: ") << length.note << "\n";
   } else if (o.json) {
     out << fit_json(query, shown, remedies);
   } else {
@@ -316,7 +325,7 @@ int run_fit(const FitOptions& o, const ConfigDir& configs, std::ostream& out, st
   }
   held.flush();
   for (const auto& w : result.warnings) err << "warning: " << w << "\n";
-  return result.fits ? 0 : 1;
+  return status;
 }
 
 }  // namespace gpubudget::cli

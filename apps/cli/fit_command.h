@@ -49,6 +49,7 @@ struct FitOptions {
   bool json = false;
   bool explain = false;
   bool vllm_args = false;  // print the `vllm serve` line to launch with, instead of the report
+  double safety_margin_percent = 5.0;  // --safety-margin: the --vllm-args length below the edge (launch_length.h)
   bool strict = false;     // a config key no parser models is exit 3, not a warning
 };
 
@@ -62,7 +63,8 @@ struct ResolvedFit {
 };
 ResolvedFit resolve_fit_options(const FitOptions& options, const ConfigDir& configs, std::ostream& err);
 
-// Returns the exit status (0 fits, 1 does not fit). Throws InputError / UsageError.
+// Returns the exit status (0 fits, 1 does not fit; with --vllm-args 0 when it printed a launch line,
+// 1 when no length fits). Throws InputError / UsageError.
 int run_fit(const FitOptions& options, const ConfigDir& configs, std::ostream& out, std::ostream& err);
 
 }  // namespace gpubudget::cli

@@ -299,7 +299,7 @@ TEST(CliFit, PastedVllmServeLineGivesTheSameJsonAsTheFlags) {
   }
   EXPECT_TRUE(fp8 && dcp && as_is) << j["remedies"].dump(1);
   // --vllm-args: the launch line with the length that fits.
-  const CliRun args = run(with(kIncident, {"--kv-cache-dtype", "bfloat16", "--vllm-args"}));
+  const CliRun args = run(with(kIncident, {"--kv-cache-dtype", "bfloat16", "--vllm-args", "--safety-margin", "0"}));
   EXPECT_EQ(args.out, "vllm serve nvidia/Kimi-K2.5-NVFP4 --tensor-parallel-size 8 --kv-cache-dtype bfloat16 "
                       "--max-model-len " + std::to_string(j["max_model_len"].get<std::int64_t>()) +
                       " --gpu-memory-utilization 0.9\n");

@@ -126,6 +126,40 @@ TEST(FirstUse, WeightsLargerThanTheGpuAreSaidNotANegativeKvFigure) {
   EXPECT_EQ(t.out.find(" -1"), std::string::npos) << "a negative figure in:\n" << t.out;
 }
 
+TEST(FirstUse, LaunchLineKeepsAMarginBelowTheEdgeAndExitsZero) {
+  const std::vector<std::string> incident = {"fit", "nvidia/Kimi-K2.5-NVFP4", "--gpu", "rtx-pro-6000", "-tp", "8",
+                                             "--kv-cache-dtype", "bfloat16", "--vllm-version", "0.15",
+                                             "--gpu-memory-utilization", "0.9"};
+  auto with = [&incident](std::vector<std::string> extra) {
+    std::vector<std::string> args = incident;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run(args);
+  };
+  // The edge is 133,296 tokens (the quick start's test). 5% below: floor(133,296 x 0.95) = 126,631,
+  // rounded down to a multiple of 256: 494 x 256 = 126,464. A launch line printed is exit 0.
+  const CliRun line = with({"--vllm-args"});
+  EXPECT_EQ(line.code, 0) << line.err;
+  EXPECT_NE(line.out.find("--max-model-len 126464 "), std::string::npos) << line.out;
+  EXPECT_NE(line.err.find("note: --max-model-len 126464 is 5% below the largest length gpubudget computes (133296)"),
+            std::string::npos)
+      << line.err;
+  // --safety-margin 0: the edge itself; 10: floor(133,296 x 0.9) = 119,966 -> 468 x 256 = 119,808.
+  EXPECT_NE(with({"--vllm-args", "--safety-margin", "0"}).out.find("--max-model-len 133296 "), std::string::npos);
+  EXPECT_NE(with({"--vllm-args", "--safety-margin", "10"}).out.find("--max-model-len 119808 "), std::string::npos);
+  EXPECT_EQ(with({"--vllm-args", "--safety-margin", "80"}).code, 2);
+  // A length that fits with room to spare is launched as asked: 8,192 tokens of Llama-3.1-8B on an H100.
+  const CliRun roomy = run({"fit", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100", "--max-model-len", "8192",
+                            "--vllm-args"});
+  EXPECT_EQ(roomy.code, 0);
+  EXPECT_NE(roomy.out.find("--max-model-len 8192 "), std::string::npos) << roomy.out;
+  EXPECT_EQ(roomy.err.find("below the largest length"), std::string::npos) << roomy.err;
+  // Nothing fits: no launch line, the reason on stderr, exit 1.
+  const CliRun none = run({"fit", "meta-llama/Llama-3.1-70B", "--gpu", "rtx-4090", "--vllm-args"});
+  EXPECT_EQ(none.code, 1);
+  EXPECT_EQ(none.out, "");
+  EXPECT_NE(none.err.find("error: no length fits"), std::string::npos) << none.err;
+}
+
 // The gpubudget commands of README.md's quick start, in order, as argument lists.
 std::vector<std::vector<std::string>> readme_quick_start_commands() {
   std::ifstream in(std::filesystem::path(GPUBUDGET_TEST_SOURCE_DIR) / "README.md");
