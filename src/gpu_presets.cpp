@@ -29,15 +29,10 @@ GpuSpec parse_gpu(const std::filesystem::path& path) {
   const auto platform = r.string("platform");
   if (platform == "cuda") {
     g.platform = Platform::kCuda;
-    const auto cc = r.string("compute_capability");
-    const auto dot = cc.find('.');
-    if (dot == std::string::npos) r.fail("compute_capability", "\"major.minor\"");
-    try {
-      g.compute_capability_major = std::stoi(cc.substr(0, dot));
-      g.compute_capability_minor = std::stoi(cc.substr(dot + 1));
-    } catch (const std::exception&) {
-      r.fail("compute_capability", "\"major.minor\"");
-    }
+    const auto cc = parse_compute_capability(r.string("compute_capability"));
+    if (!cc) r.fail("compute_capability", "\"major.minor\", e.g. \"9.0\" (major 1 to 99, minor 0 to 9)");
+    g.compute_capability_major = cc->major;
+    g.compute_capability_minor = cc->minor;
   } else if (platform == "rocm") {
     g.platform = Platform::kRocm;
   } else {
@@ -88,11 +83,27 @@ std::string preset_meant(const std::string& name, const ConfigDir& configs, cons
   return "";
 }
 
+// `--gpu FILE`: a name ending in ".json" is a file in the preset format, not a preset's name.
+bool names_a_json_file(const std::string& name) {
+  constexpr std::string_view kSuffix = ".json";
+  if (name.size() <= kSuffix.size()) return false;
+  std::string tail = name.substr(name.size() - kSuffix.size());
+  std::transform(tail.begin(), tail.end(), tail.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return tail == kSuffix;
+}
+
 }  // namespace
 
 GpuSpec load_gpu_preset(const std::string& name, const ConfigDir& configs) {
-  const auto path = configs.root / "gpus" / (name + ".json");
   std::error_code ec;
+  if (names_a_json_file(name)) {
+    // A GPU of one's own, in the preset format (docs/gpus.md).
+    if (!std::filesystem::is_regular_file(name, ec)) {
+      throw InputError(fmt::format("--gpu {}: no such file (a GPU file is a JSON preset, docs/gpus.md)", name));
+    }
+    return parse_gpu(name);
+  }
+  const auto path = configs.root / "gpus" / (name + ".json");
   if (name.find('/') == std::string::npos && std::filesystem::exists(path, ec)) return parse_gpu(path);
   std::vector<std::string> names;
   for (const auto& g : list_gpu_presets(configs)) names.push_back(g.name);
@@ -175,6 +186,23 @@ std::optional<GpuSpec> find_gpu_preset_by_memory(const ConfigDir& configs, doubl
   // Two presets about as near (a log prints two decimals): do not guess.
   if (near.size() > 1 && near[1].first - near[0].first < 0.01) return std::nullopt;
   return near.front().second;
+}
+
+std::optional<ComputeCapability> parse_compute_capability(std::string_view text) {
+  const auto dot = text.find('.');
+  if (dot == std::string_view::npos) return std::nullopt;
+  const auto digits = [](std::string_view part, int max) -> std::optional<int> {
+    if (part.empty() || part.size() > 2 || part.find_first_not_of("0123456789") != std::string_view::npos) {
+      return std::nullopt;
+    }
+    const int value = std::stoi(std::string(part));
+    if (value > max) return std::nullopt;
+    return value;
+  };
+  const auto major = digits(text.substr(0, dot), 99);
+  const auto minor = digits(text.substr(dot + 1), 9);
+  if (!major || !minor || *major < 1) return std::nullopt;
+  return ComputeCapability{*major, *minor};
 }
 
 GpuSpec custom_gpu(Bytes memory, std::optional<ComputeCapability> compute_capability) {

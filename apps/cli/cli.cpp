@@ -71,8 +71,11 @@ void add_startup_flags(CLI::App& app, Deployment& d) {
 void add_fit_options(CLI::App& fit, FitOptions& o) {
   fit.add_option("MODEL", o.model, kModelHelp)->required();
   add_hub_flags(fit, o.hub);
-  fit.add_option("--gpu", o.gpu, "GPU preset (see `gpubudget gpus`), one per pipeline stage (a,b), or auto (nvidia-smi)");
+  fit.add_option("--gpu", o.gpu,
+                 "GPU preset (see `gpubudget gpus`), a preset-format FILE.json, one per pipeline stage (a,b), or auto (nvidia-smi)");
   fit.add_option("--gpu-memory", o.gpu_memory, "CUDA-visible total per GPU (96GiB, 97887MiB, bytes)");
+  fit.add_option("--compute-capability", o.compute_capability,
+                 "with --gpu-memory alone: the GPU's compute capability (8.0, 9.0, 12.0; default 9.0), which picks the attention backend");
   fit.add_option("--vllm-version", o.vllm_version, "vLLM version whose behaviour to reproduce (default: newest)");
   fit.add_option("--profile", o.profile_file, "a vLLM profile file (e.g. from `gpubudget calibrate`) instead of --vllm-version");
   auto& d = o.deployment;

@@ -284,6 +284,20 @@ ResolvedFit resolve_fit_options(const FitOptions& o, const ConfigDir& configs, s
     out.gpus.assign(names.size() > 1 ? names.size() : 1, gpu);
     return out;
   }
+  if (!o.compute_capability.empty()) {
+    if (!names.empty()) {
+      throw UsageError(fmt::format("--compute-capability {}: it describes a GPU given by --gpu-memory alone; "
+                                   "--gpu {} has its own (a GPU of your own: --gpu FILE.json, docs/gpus.md)",
+                                   o.compute_capability, o.gpu));
+    }
+    const auto cc = parse_compute_capability(o.compute_capability);
+    if (!cc) {
+      throw UsageError(fmt::format("--compute-capability {}: expected major.minor as CUDA prints it, e.g. 8.0, 9.0, 12.0",
+                                   o.compute_capability));
+    }
+    out.gpus = {custom_gpu(*memory, *cc)};
+    return out;
+  }
   out.gpus = load_stage_gpus(names, memory, d.pipeline_parallel_size, configs);
   return out;
 }

@@ -21,6 +21,7 @@ struct FitOptions {
   HubFlags hub;  // where MODEL is looked for beyond paths and bundled ids
   std::string gpu;            // --gpu preset name, or one per pipeline stage: "rtx-5070-ti,rtx-5090"
   std::string gpu_memory;     // --gpu-memory, overrides the preset's total
+  std::string compute_capability;  // --compute-capability "major.minor" of a --gpu-memory GPU ("" = 9.0 assumed)
   std::string vllm_version;   // "" = newest modelled
   std::string profile_file;   // --profile: a profile file instead of --vllm-version
   std::string max_model_len;  // "" = the model's maximum; auto / -1 = vLLM's auto-fit

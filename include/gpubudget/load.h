@@ -53,8 +53,10 @@ ModelSpec parse_model_config(const std::string& config_json, const std::string& 
 ModelSpec parse_model_config(const std::string& config_json, const std::string& hf_quant_config_json,
                              const std::string& source, const CheckpointHeaders& headers);
 
-// `<root>/gpus/<name>.json` (docs/gpus.md). InputError for an unknown name (listing the presets) or a
-// malformed preset.
+// `<root>/gpus/<name>.json` (docs/gpus.md), a preset named case- and separator-insensitively or by an
+// alias of `<root>/gpu-aliases.json`, or, when `name` ends in ".json", that file in the preset format
+// (a GPU of one's own). InputError for an unknown name (listing the presets), a missing file or a
+// malformed preset (naming the file and field).
 GpuSpec load_gpu_preset(const std::string& name, const ConfigDir& configs);
 // Every preset, by name. InputError when one is malformed.
 std::vector<GpuSpec> list_gpu_presets(const ConfigDir& configs);
@@ -74,6 +76,9 @@ std::string gpu_preset_for_device_name(std::string_view device_name, const Confi
 // "total capacity") within 0.5%, or nullopt when none is, or when a second one is nearly as near
 // (within 0.01 GiB more). InputError when a preset is malformed.
 std::optional<GpuSpec> find_gpu_preset_by_memory(const ConfigDir& configs, double total_gib);
+// "major.minor" as CUDA prints a compute capability ("9.0", "12.0"): major 1 to 99, minor 0 to 9;
+// nullopt for anything else.
+std::optional<ComputeCapability> parse_compute_capability(std::string_view text);
 // A GPU that is no preset: `memory` bytes, CUDA, `compute_capability`. Default (nullopt): 9.0
 // (Hopper) is assumed, which decides the attention backend and so the block size; `memory_source`
 // says so.

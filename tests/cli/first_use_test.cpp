@@ -287,6 +287,43 @@ CliRun run_on(const Terminal& terminal, std::vector<std::string> args) {
   return {code, out.str(), err.str()};
 }
 
+TEST(FirstUse, AGpuOfOnesOwnIsAFileOrAMemoryAndAComputeCapability) {
+  // A preset-format file: the H100's figures under another name give the H100's budget.
+  const auto dir = std::filesystem::path(::testing::TempDir()) / "first_use_gpu";
+  std::filesystem::create_directories(dir);
+  const std::string file = (dir / "my-gpu.json").string();
+  std::ofstream(file) << R"({"schema_version": 1, "name": "lab-h100", "device_name": "NVIDIA H100 80GB HBM3",
+    "memory_bytes": 85030076416, "platform": "cuda", "compute_capability": "9.0"})";
+  const auto mine = nlohmann::json::parse(run({"fit", "Qwen/Qwen3-8B", "--gpu", file, "--json"}).out);
+  const auto preset = nlohmann::json::parse(run({"fit", "Qwen/Qwen3-8B", "--gpu", "h100", "--json"}).out);
+  EXPECT_EQ(mine["deployment"]["gpu"], "lab-h100");
+  EXPECT_EQ(mine["max_model_len"], preset["max_model_len"]);
+  EXPECT_EQ(mine["per_gpu"]["kv_cache_bytes"], preset["per_gpu"]["kv_cache_bytes"]);
+  // A malformed file names the file, the field and the limit; exit 3.
+  const std::string bad = (dir / "bad-gpu.json").string();
+  std::ofstream(bad) << R"({"schema_version": 1, "name": "x", "device_name": "x", "memory_bytes": 0,
+    "platform": "cuda", "compute_capability": "9.0"})";
+  const CliRun refused = run({"fit", "Qwen/Qwen3-8B", "--gpu", bad});
+  EXPECT_EQ(refused.code, 3);
+  EXPECT_NE(refused.err.find(bad + ":/memory_bytes: expected an integer in [1, 1125899906842624], got 0"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_EQ(run({"fit", "Qwen/Qwen3-8B", "--gpu", (dir / "absent.json").string()}).code, 3);
+  // --compute-capability picks the backend of a --gpu-memory GPU: FLASH_ATTN is offered from
+  // compute capability 8.0 (configs/vllm/0.22.json, flash_attn.py's supports_compute_capability), so a
+  // Turing card (7.5) gets TRITON_ATTN and an Ada card (8.9) FLASH_ATTN.
+  const auto turing = nlohmann::json::parse(
+      run({"fit", "Qwen/Qwen3-8B", "--gpu-memory", "24GiB", "--compute-capability", "7.5", "--json"}).out);
+  const auto ada = nlohmann::json::parse(
+      run({"fit", "Qwen/Qwen3-8B", "--gpu-memory", "24GiB", "--compute-capability", "8.9", "--json"}).out);
+  EXPECT_EQ(turing["deployment"]["attention_backend"], "TRITON_ATTN");
+  EXPECT_EQ(ada["deployment"]["attention_backend"], "FLASH_ATTN");
+  const CliRun malformed = run({"fit", "Qwen/Qwen3-8B", "--gpu-memory", "24GiB", "--compute-capability", "8.9x"});
+  EXPECT_EQ(malformed.code, 2);
+  EXPECT_NE(malformed.err.find("--compute-capability 8.9x: expected major.minor"), std::string::npos) << malformed.err;
+  EXPECT_EQ(run({"fit", "Qwen/Qwen3-8B", "--gpu", "h100", "--compute-capability", "8.9"}).code, 2);
+}
+
 TEST(FirstUse, VerdictAndWarningsAreColouredOnATerminalOnly) {
   const std::vector<std::string> fits = {"fit", "meta-llama/Llama-3.1-8B", "--gpu", "h100", "--compilation-config",
                                          R"({"max_capture_size": 64})"};
