@@ -11,6 +11,7 @@ namespace gpubudget::detail {
 struct WeightUnitTotals {
   std::array<Bytes, kComponentCount> per_gpu{};  // indexed by Component
   Bytes checkpoint;
+  std::int64_t checkpoint_parameters = 0;  // weight elements of the checkpoint's units (scales not counted)
 };
 // Which sums to compute (the other is left 0): both, per GPU only (fit), checkpoint only.
 enum class WeightSums { kBoth, kPerGpu, kCheckpoint };

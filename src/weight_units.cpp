@@ -56,6 +56,19 @@ std::vector<std::string> checkpoint_names_of(const LinearModule& m) {
   return names;
 }
 
+std::int64_t linear_parameters(const LinearModule& m) {
+  std::int64_t outputs = 0;
+  for (const std::int64_t rows : m.output_sizes) outputs += rows;
+  return outputs * m.input_size + (m.has_bias ? outputs : 0);
+}
+
+std::int64_t experts_parameters(const ExpertsModule& e) {
+  const std::int64_t I = e.intermediate_size;
+  const std::int64_t H = e.hidden_size;
+  const std::int64_t per_expert = (e.gated ? 2 : 1) * I * H + H * I + (e.has_bias ? (e.gated ? 2 : 1) * I + H : 0);
+  return e.num_experts * per_expert;
+}
+
 // Enumerates the units once. With `with_names` false (the totals fit() needs on every call) it only
 // sums bytes: no unit, name or checkpoint-name string is built.
 struct UnitBuilder {
@@ -69,10 +82,13 @@ struct UnitBuilder {
   detail::WeightUnitTotals totals;
   WeightUnit scratch;  // what add() returns when units are not kept
 
+  // `parameters`: the unit's weight elements in the checkpoint (quantized weights counted unpacked,
+  // scales not counted; 0 for runtime-only units).
   WeightUnit& add(const std::string& name, std::vector<std::string> checkpoint_names, Component component,
-                  std::int64_t layer, Bytes checkpoint, Bytes per_gpu) {
+                  std::int64_t layer, Bytes checkpoint, Bytes per_gpu, std::int64_t parameters) {
     totals.per_gpu[static_cast<std::size_t>(component)] += per_gpu;
     totals.checkpoint += checkpoint;
+    if (checkpoint.count() > 0) totals.checkpoint_parameters += parameters;
     if (!with_names) return scratch;
     WeightUnit u;
     u.name = name;
@@ -95,7 +111,7 @@ struct UnitBuilder {
         t.split_min_per_rank > 0 ? std::max(t.elements / layout.tp, t.split_min_per_rank) : t.elements;
     const Bytes bytes(local * element_bytes(t.dtype));
     WeightUnit& u = add(t.name, with_names ? names(canonical_module_name(t.name)) : std::vector<std::string>{},
-                        t.component, layer, stored, on_gpu ? bytes : Bytes(0));
+                        t.component, layer, stored, on_gpu ? bytes : Bytes(0), t.elements);
     u.prefix_match = !t.name.empty() && t.name.back() == '.';
     return u;
   }
@@ -104,7 +120,7 @@ struct UnitBuilder {
     const bool extra = m.component == Component::kExtraCopies;
     WeightUnit& u = add(m.name, extra || !with_names ? std::vector<std::string>{} : checkpoint_names_of(m),
                         m.component, layer, extra || !with_checkpoint ? Bytes(0) : checkpoint_linear_bytes(m),
-                        on_gpu && with_per_gpu ? linear_bytes(m, layout) : Bytes(0));
+                        on_gpu && with_per_gpu ? linear_bytes(m, layout) : Bytes(0), linear_parameters(m));
     u.runtime_only = extra;
     return u;
   }
@@ -119,7 +135,7 @@ struct UnitBuilder {
       WeightUnit& u = add(e.name, with_names ? names(canonical_module_name(e.name) + ".") : std::vector<std::string>{},
                           Component::kRoutedExperts, l.index,
                           with_checkpoint ? checkpoint_experts_bytes(e) : Bytes(0),
-                          on_gpu && with_per_gpu ? experts_bytes(e, layout) : Bytes(0));
+                          on_gpu && with_per_gpu ? experts_bytes(e, layout) : Bytes(0), experts_parameters(e));
       u.prefix_match = true;
     }
     for (const auto& t : l.replicated) tensor(t, l.index, on_gpu);
@@ -143,7 +159,7 @@ void drafter_units(const Drafter& d, std::int64_t hidden, const ParallelLayout& 
     const std::int64_t rows = t.elements / width;
     const Bytes local(round_up(rows, 64) / layout.tp * width * element_bytes(t.dtype));
     b.add(t.name, b.names(canonical_module_name(t.name)), t.component, -1, Bytes(t.elements * element_bytes(t.dtype)),
-          on_gpu ? local : Bytes(0));
+          on_gpu ? local : Bytes(0), t.elements);
   }
   for (const auto& t : d.shared_with_target) b.tensor(t, -1, false).checkpoint_only = true;
   // Re-file what was added under kDraft, and drop checkpoint bytes of a separate draft checkpoint.
@@ -153,7 +169,10 @@ void drafter_units(const Drafter& d, std::int64_t hidden, const ParallelLayout& 
     b.totals.per_gpu[c] = before.per_gpu[c];
   }
   b.totals.per_gpu[static_cast<std::size_t>(Component::kDraft)] += added;
-  if (!d.in_target_checkpoint) b.totals.checkpoint = before.checkpoint;
+  if (!d.in_target_checkpoint) {
+    b.totals.checkpoint = before.checkpoint;
+    b.totals.checkpoint_parameters = before.checkpoint_parameters;
+  }
   for (std::size_t i = first; i < b.units.size(); ++i) {
     b.units[i].component = Component::kDraft;
     if (!d.in_target_checkpoint) {
@@ -184,7 +203,7 @@ void enumerate_units(const ModelSpec& model, const ParallelLayout& layout, UnitB
   const std::int64_t vocab_local = round_up(model.vocab_size, 64) / layout.tp;
   const std::int64_t table = model.vocab_size * model.hidden_size;
   b.add(model.embedding_name, b.names(canonical_module_name(model.embedding_name)), Component::kEmbedding, -1, Bytes(table * element_bytes(model.dtype)),
-        Bytes(layout.is_first_stage() ? vocab_local * model.hidden_size * element_bytes(model.dtype) : 0));
+        Bytes(layout.is_first_stage() ? vocab_local * model.hidden_size * element_bytes(model.dtype) : 0), table);
   for (const auto& layer : model.layers) {
     b.decoder_layer(layer, layer.index >= layout.first_layer && layer.index < layout.end_layer, false);
   }
@@ -202,13 +221,13 @@ void enumerate_units(const ModelSpec& model, const ParallelLayout& layout, UnitB
                              Bytes(model.tie_word_embeddings
                                        ? 0
                                        : model.vocab_size * head_columns * element_bytes(model.lm_head_format.dtype)),
-                             head_on_gpu ? head_local : Bytes(0));
+                             head_on_gpu ? head_local : Bytes(0), model.vocab_size * head_columns);
     head.runtime_only = model.tie_word_embeddings;
   }
   if (model.tie_word_embeddings && model.checkpoint_stores_tied_head) {
     // vLLM's loaders skip lm_head.weight of a tied model; the file still holds it.
     b.add("lm_head (stored, tied)", b.names("lm_head"), Component::kLmHead, -1,
-          Bytes(table * element_bytes(model.lm_head_format.dtype)), Bytes(0))
+          Bytes(table * element_bytes(model.lm_head_format.dtype)), Bytes(0), table)
         .checkpoint_only = true;
   }
   if (model.vision) {
@@ -218,7 +237,7 @@ void enumerate_units(const ModelSpec& model, const ParallelLayout& layout, UnitB
   if (model.drafter) drafter_units(*model.drafter, model.hidden_size, layout, b);
   for (const auto& t : model.buffers) {
     const Bytes bytes(t.elements * element_bytes(t.dtype));
-    WeightUnit& u = b.add(t.name, {}, t.component, -1, Bytes(0), bytes);
+    WeightUnit& u = b.add(t.name, {}, t.component, -1, Bytes(0), bytes, 0);
     u.runtime_only = true;
   }
 }

@@ -281,6 +281,12 @@ Bytes checkpoint_bytes(const ModelSpec& model) {
   return detail::weight_unit_totals(model, layout, detail::WeightSums::kCheckpoint).checkpoint;
 }
 
+std::int64_t checkpoint_parameters(const ModelSpec& model) {
+  ParallelLayout layout;
+  layout.end_layer = static_cast<std::int64_t>(model.layers.size());
+  return detail::weight_unit_totals(model, layout, detail::WeightSums::kCheckpoint).checkpoint_parameters;
+}
+
 std::string_view component_name(Component c) {
   switch (c) {
     case Component::kEmbedding: return "embedding";

@@ -248,6 +248,41 @@ int run_gpus(const ConfigDir& configs, bool json, std::ostream& out) {
   return 0;
 }
 
+// Parameters as a model card rounds them: "8.03B", "685B", "752M".
+std::string parameters_text(std::int64_t parameters) {
+  const double billions = static_cast<double>(parameters) / 1e9;
+  if (billions >= 100) return fmt::format("{:.0f}B", billions);
+  if (billions >= 1) return fmt::format("{:.2f}B", billions);
+  return fmt::format("{:.0f}M", static_cast<double>(parameters) / 1e6);
+}
+
+// One line per bundled model, within 80 columns: its parameters, vLLM's derived maximum length and
+// whether it loads ("partial" for an excerpt of a config, which cannot be sized).
+void write_models_table(const std::vector<std::string>& ids, const ConfigDir& configs, std::ostream& out) {
+  out << fmt::format("{:<45} {:>8} {:>9}  {}\n", "model", "params", "max len", "status");
+  for (const auto& id : ids) {
+    const auto slash = id.find('/');
+    const auto folder = configs.root / "models" / (id.substr(0, slash) + "__" + id.substr(slash + 1));
+    std::error_code ec;
+    if (std::filesystem::exists(folder / "config.partial.json", ec) && !std::filesystem::exists(folder / "config.json", ec)) {
+      out << fmt::format("{:<45} {:>8} {:>9}  {}\n", id, "", "", "partial config");
+      continue;
+    }
+    try {
+      const ModelSpec m = load_model(id, configs);
+      const std::string state = m.eagle_head                        ? "draft head"
+                                : m.unmodelled_config_keys.empty() ? "loads"
+                                                                   : "loads, warns";
+      out << fmt::format("{:<45} {:>8} {:>9}  {}\n", id, parameters_text(checkpoint_parameters(m)),
+                         m.derived_max_model_len > 0 ? with_commas(m.derived_max_model_len) : std::string(),
+                         state);
+    } catch (const InputError&) {
+      out << fmt::format("{:<45} {:>8} {:>9}  {}\n", id, "", "", "unsupported");
+    }
+  }
+  out << "warns: config keys no parser models; unsupported: `models --status` says why\n";
+}
+
 int run_models(const ConfigDir& configs, bool status, bool json, std::ostream& out) {
   const std::vector<std::string> ids = list_bundled_models(configs);
   if (json) {
@@ -255,7 +290,7 @@ int run_models(const ConfigDir& configs, bool status, bool json, std::ostream& o
     return 0;
   }
   if (!status) {
-    for (const auto& id : ids) out << id << "\n";
+    write_models_table(ids, configs, out);
     return 0;
   }
   // A Markdown table: does each bundled model load, and if not, exactly why.
@@ -409,6 +444,7 @@ int run_command(std::vector<std::string> args, std::ostream& out, std::ostream& 
   CLI::App* models = app.add_subcommand("models", "list bundled models");
   models->add_flag("--status", models_status, "load each one and report whether it is supported (Markdown)");
   models->add_flag("--json", models_json_output, "JSON array of the bundled model ids");
+  models->footer("Without flags: one line per model: parameters, vLLM's derived maximum length, and whether it loads.");
   CLI::App* version = app.add_subcommand("version", "print the version");
   std::string completion_shell;
   CLI::App* completion = app.add_subcommand("completion", "print a shell completion script: completion bash");

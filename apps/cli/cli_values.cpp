@@ -174,4 +174,14 @@ std::vector<std::string> expand_vllm_short_flags(std::vector<std::string> args) 
   return args;
 }
 
+std::string with_commas(std::int64_t n) {
+  std::string digits = std::to_string(n < 0 ? -n : n);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return n < 0 ? "-" + out : out;
+}
+
 }  // namespace gpubudget::cli

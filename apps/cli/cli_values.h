@@ -34,6 +34,8 @@ std::string kv_connector_of(const std::string& flag, const std::string& json_tex
 std::int64_t parse_memory_size(const std::string& flag, const std::string& text);
 // "a,b,c" -> {"a", "b", "c"} (empty parts kept, so that "a,,b" is reported by the caller's parser).
 std::vector<std::string> split_list(const std::string& text);
+// An integer with thousands separators, as reports print lengths: 133296 -> "133,296".
+std::string with_commas(std::int64_t n);
 // vLLM's multi-letter short flags (-tp, -pp, -dp, -dcp) rewritten to their long names.
 std::vector<std::string> expand_vllm_short_flags(std::vector<std::string> args);
 

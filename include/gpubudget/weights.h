@@ -39,6 +39,9 @@ Bytes checkpoint_experts_bytes(const ExpertsModule& module);
 // per unfused shard, unpadded scales); without vLLM's runtime buffers and extra copies.
 // Safetensors header bytes are not included.
 Bytes checkpoint_bytes(const ModelSpec& model);
+// The parameters of those tensors: weight elements, quantized weights counted unpacked (an int4
+// [N, K] weight is N x K), quantization scales not counted; what a model card's "8B" rounds.
+std::int64_t checkpoint_parameters(const ModelSpec& model);
 
 // Everything the worker holds. Does not throw (the layout was validated by make_parallel_layout).
 WeightsBreakdown weights_per_gpu(const ModelSpec& model, const ParallelLayout& layout);

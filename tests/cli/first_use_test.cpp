@@ -1,6 +1,7 @@
 // What a new user meets first (docs/cli.md): the version, a mistyped command or flag answered with the
 // name meant, and vLLM's flag names everywhere.
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -322,6 +323,25 @@ TEST(FirstUse, AGpuOfOnesOwnIsAFileOrAMemoryAndAComputeCapability) {
   EXPECT_EQ(malformed.code, 2);
   EXPECT_NE(malformed.err.find("--compute-capability 8.9x: expected major.minor"), std::string::npos) << malformed.err;
   EXPECT_EQ(run({"fit", "Qwen/Qwen3-8B", "--gpu", "h100", "--compute-capability", "8.9"}).code, 2);
+}
+
+TEST(FirstUse, ModelsListsParametersMaximumLengthAndStatusIn80Columns) {
+  const CliRun r = run({"models"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::istringstream lines(r.out);
+  std::map<std::string, std::string> by_id;
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_LE(line.size(), 80U) << line;
+    by_id[line.substr(0, line.find(' '))] = line;
+  }
+  // Llama-3.1-8B: 8,030,261,248 parameters (CheckpointParameters.LlamaByHand), max_position_embeddings 131072.
+  EXPECT_NE(by_id["meta-llama/Llama-3.1-8B"].find(" 8.03B   131,072  loads"), std::string::npos)
+      << by_id["meta-llama/Llama-3.1-8B"];
+  // An excerpt of a config is marked, not sized.
+  EXPECT_NE(by_id["MiniMaxAI/MiniMax-M2"].find("partial config"), std::string::npos) << by_id["MiniMaxAI/MiniMax-M2"];
+  EXPECT_NE(by_id["MiniMaxAI/MiniMax-M3"].find("unsupported"), std::string::npos) << by_id["MiniMaxAI/MiniMax-M3"];
+  // --json stays the list of ids.
+  EXPECT_TRUE(nlohmann::json::parse(run({"models", "--json"}).out).is_array());
 }
 
 TEST(FirstUse, VerdictAndWarningsAreColouredOnATerminalOnly) {

@@ -123,5 +123,44 @@ TEST(CheckpointBytes, ExactWhereTheSourceSumsTheTensors) {
   EXPECT_NEAR(static_cast<double>(checkpoint_bytes(v3).count()), 688'586'727'753.0, 688'586'727'753.0 * 0.0001);
 }
 
+// Parameters against the counts recorded in source.json where they are exact (a tensor element count,
+// logical parameters, the index's total_parameters), not a headline figure.
+TEST(CheckpointParameters, EqualTheExactCountsOfTheSources) {
+  int compared = 0;
+  for (const auto& dir : std::filesystem::directory_iterator(test::configs().root / "models")) {
+    std::ifstream in(dir.path() / "source.json");
+    const auto source = nlohmann::json::parse(in);
+    if (!source.contains("params") || !source["params"].is_number_integer()) continue;
+    const std::string kind = source.value("params_kind", "");
+    if (kind.find("headline") != std::string::npos || kind.find("rounded") != std::string::npos) continue;
+    std::string id = dir.path().filename().string();
+    id.replace(id.find("__"), 2, "/");
+    ModelSpec model;
+    try {
+      model = test::bundled(id);
+    } catch (const InputError&) {
+      continue;
+    }
+    ++compared;
+    auto expected = source["params"].get<std::int64_t>();
+    if (kind.find("total_parameters") != std::string::npos && model.tie_word_embeddings) {
+      // transformers' index metadata counts a tied embedding twice: medgemma-27b-it's 28,842,036,848
+      // is 27,432,406,640 (its total_size 54,864,813,280 B / 2 B of bf16) + 262,208 x 5,376 = 1,409,630,208.
+      expected -= model.vocab_size * model.hidden_size;
+    }
+    EXPECT_EQ(checkpoint_parameters(model), expected) << id << " (" << kind << ")";
+  }
+  EXPECT_GE(compared, 8);
+}
+
+TEST(CheckpointParameters, LlamaByHand) {
+  // Llama-3.1-8B: embedding and untied head 2 x 128,256 x 4,096 = 1,050,673,152; per layer q and o
+  // 2 x 4,096^2, k and v 2 x 1,024 x 4,096, gate/up/down 3 x 4,096 x 14,336, two norms 2 x 4,096:
+  // 218,112,000; x 32 = 6,979,584,000; final norm 4,096. Total 8,030,261,248 (the Hub's "8.03B").
+  EXPECT_EQ(checkpoint_parameters(test::bundled("meta-llama/Llama-3.1-8B")), 8'030'261'248);
+  // Llama-3.1-70B the same way (hidden 8,192, 80 layers, intermediate 28,672): 70,553,706,496.
+  EXPECT_EQ(checkpoint_parameters(test::bundled("meta-llama/Llama-3.1-70B")), 70'553'706'496);
+}
+
 }  // namespace
 }  // namespace gpubudget
