@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Union
 
@@ -262,14 +263,21 @@ def sweep(
     kv_cache_dtypes: Optional[Sequence[str]] = None,
     gpu_memory_utilizations: Optional[Sequence[float]] = None,
     max_num_seqs: Optional[Sequence[int]] = None,
-    target_len: Optional[int] = None,
+    max_model_len: Optional[int] = None,
     vllm_version: Optional[str] = None,
     config_dir: Optional[PathLike] = None,
+    target_len: Optional[int] = None,
     **deployment: Any,
 ) -> SweepResult:
     """Every combination of the axes, as ``gpubudget sweep --format json``; one SweepRow each.
-    ``target_len`` is the length ``concurrency_at_target`` is for (default the model's maximum);
+    ``max_model_len`` is the length ``concurrency_at_target`` is for (default the model's maximum),
+    as ``sweep --max-model-len``; ``target_len`` is its older name (a DeprecationWarning).
     ``deployment`` fields (docs/api.md) apply to every row."""
+    if target_len is not None:
+        if max_model_len is not None:
+            raise ValueError("sweep: give max_model_len only (target_len is its older name)")
+        warnings.warn("sweep: target_len is now max_model_len", DeprecationWarning, stacklevel=2)
+        max_model_len = target_len
     m = _model(model, config_dir)
     document = _request(
         "sweep",
@@ -282,7 +290,7 @@ def sweep(
         kv_cache_dtypes=None if kv_cache_dtypes is None else list(kv_cache_dtypes),
         gpu_memory_utilizations=None if gpu_memory_utilizations is None else list(gpu_memory_utilizations),
         max_num_seqs=None if max_num_seqs is None else list(max_num_seqs),
-        target_len=target_len,
+        max_model_len=max_model_len,
         vllm_version=vllm_version,
         deployment=_deployment_fields(deployment),
     )

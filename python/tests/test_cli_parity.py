@@ -130,3 +130,16 @@ def test_plan_weights_diagnose_match_the_cli(cli, repo):
     _, document, _ = cli.run("diagnose", str(log), "--model", "nvidia/Kimi-K2.5-NVFP4", "--gpu", "rtx-pro-6000",
                              "--json")
     assert d.to_dict() == document
+
+
+def test_sweep_takes_max_model_len_as_the_cli_does(cli):
+    # The concurrency column is for --max-model-len tokens: 32,768 here, as `sweep --max-model-len 32768`.
+    r = gpubudget.sweep("Qwen/Qwen3-8B", gpus=["h100"], tensor_parallel_sizes=[1, 2], max_model_len=32768)
+    _, document, _ = cli.run("sweep", "Qwen/Qwen3-8B", "--gpu", "h100", "-tp", "1,2", "--max-model-len", "32768",
+                             "--format", "json")
+    assert r.to_dict() == document
+    with pytest.warns(DeprecationWarning, match="target_len is now max_model_len"):
+        old = gpubudget.sweep("Qwen/Qwen3-8B", gpus=["h100"], tensor_parallel_sizes=[1, 2], target_len=32768)
+    assert old.to_dict() == document
+    with pytest.raises(ValueError):
+        gpubudget.sweep("Qwen/Qwen3-8B", gpus=["h100"], max_model_len=4096, target_len=4096)

@@ -196,7 +196,10 @@ std::vector<std::int64_t> counts(const JsonReader& r, const char* key, std::int6
 Answer sweep_operation(const JsonReader& r, const ConfigDir& configs, const ModelSpec* preloaded) {
   r.reject_unknown_keys({"operation", "config_dir", "model", "revision", "hub", "gpus", "tensor_parallel_sizes", "pipeline_parallel_sizes",
                          "decode_context_parallel_sizes", "kv_cache_dtypes", "gpu_memory_utilizations", "max_num_seqs",
-                         "target_len", "vllm_version", "deployment"});
+                         "max_model_len", "target_len", "vllm_version", "deployment"});
+  if (r.has("max_model_len") && r.has("target_len")) {
+    r.fail("target_len", "absent when max_model_len is given (target_len is its older name)");
+  }
   const ModelSpec model = model_of(r, configs, preloaded);
   const VllmProfile profile = load_vllm_profile(r.optional_string("vllm_version").value_or(""), configs);
   SweepAxes axes;
@@ -228,7 +231,10 @@ Answer sweep_operation(const JsonReader& r, const ConfigDir& configs, const Mode
     axes.max_num_seqs.clear();
     for (const auto v : counts(r, "max_num_seqs", 1)) axes.max_num_seqs.emplace_back(v);
   }
-  const std::int64_t target = r.optional_integer("target_len", 1, kAnyCount).value_or(0);
+  // The length the concurrency column is for: max_model_len, as the CLI's sweep --max-model-len
+  // (target_len is its older name, still read).
+  const std::int64_t target = r.optional_integer(r.has("target_len") ? "target_len" : "max_model_len", 1, kAnyCount)
+                                  .value_or(0);
   const auto rows = run_sweep(model, axes, deployment_of(r), profile, target);
   const std::string version = r.optional_string("vllm_version").value_or(profile.version);
   return {0, sweep_json(model, rows, target > 0 ? target : model.derived_max_model_len, version)};
