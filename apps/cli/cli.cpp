@@ -142,7 +142,8 @@ void add_weights_options(CLI::App& w, WeightsOptions& o) {
 void add_sweep_options(CLI::App& s, SweepOptions& o) {
   s.add_option("MODEL", o.model, kModelHelp)->required();
   add_hub_flags(s, o.hub);
-  s.add_option("--gpu", o.gpus, "GPU presets, comma-separated")->required();
+  s.add_option("--gpu", o.gpus, "GPU presets, comma-separated (or --layout)");
+  s.add_option("--layout", o.layouts, "GPU:TP pairs instead of --gpu x -tp, e.g. h200:4,h100:8 (4 x H200 or 8 x H100)");
   s.add_option("--tensor-parallel-size", o.tp, "-tp: sizes, comma-separated");
   s.add_option("--pipeline-parallel-size", o.pp, "-pp: sizes, comma-separated");
   s.add_option("--decode-context-parallel-size", o.dcp, "-dcp: sizes, comma-separated");

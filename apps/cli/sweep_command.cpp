@@ -1,5 +1,8 @@
 #include "sweep_command.h"
 
+#include <algorithm>
+#include <sstream>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -53,18 +56,122 @@ std::string label_of(const SweepRow& r, const SweepOptions& o) {
   return label;
 }
 
+// A line of text cut into lines of at most `width` columns at spaces, each after `indent`.
+std::string wrapped(const std::string& text, std::size_t indent, std::size_t width) {
+  std::string out;
+  std::string line;
+  std::istringstream words(text);
+  for (std::string word; words >> word;) {
+    if (!line.empty() && indent + line.size() + 1 + word.size() > width) {
+      out += std::string(indent, ' ') + line + "\n";
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+  }
+  if (!line.empty()) out += std::string(indent, ' ') + line + "\n";
+  return out;
+}
+
+void write_sweep_csv(const std::vector<SweepRow>& rows, std::int64_t target_shown, const std::string& source,
+                     std::ostream& out) {
+  out << "gpu,tp,pp,dcp,kv_cache_dtype,gpu_memory_utilization,max_num_seqs,max_model_len,kv_cache_tokens,"
+         "target_len,concurrency_at_target,weights_bytes,kv_cache_bytes,vllm_would_start,error\n";
+  for (const auto& r : rows) {
+    const Deployment& d = r.deployment;
+    const std::string util = d.gpu_memory_utilization ? fmt::format("{:.2f}", *d.gpu_memory_utilization) : "";
+    const std::string seqs = d.max_num_seqs ? std::to_string(*d.max_num_seqs) : "";
+    const std::string kv = r.valid ? r.kv_cache_dtype : std::string(kv_cache_dtype_choice_name(d.kv_cache_dtype));
+    std::string error = short_error(r.error, source);
+    for (auto& ch : error) {
+      if (ch == '"') ch = '\'';
+    }
+    out << fmt::format("{},{},{},{},{},{},{},{},{},{},{:.2f},{},{},{},\"{}\"\n", r.gpu, d.tensor_parallel_size,
+                       d.pipeline_parallel_size, d.decode_context_parallel_size, kv, util, seqs,
+                       r.valid ? std::to_string(r.max_model_len) : "", r.valid ? std::to_string(r.kv_cache_tokens) : "",
+                       target_shown, r.concurrency_at_target, r.valid ? std::to_string(r.weights_per_gpu.count()) : "",
+                       r.valid ? std::to_string(r.kv_cache_per_gpu.count()) : "", r.valid && r.starts, error);
+  }
+}
+
+// The table, within 80 columns: the pp, dcp, util and seqs columns only when a row sets them; a
+// row's note or refusal on the lines below it, wrapped. A KV budget below zero is said in words.
+void write_sweep_table(const std::vector<SweepRow>& rows, std::int64_t target_shown, const std::string& source,
+                       std::ostream& out) {
+  constexpr std::size_t kWidth = 80;
+  constexpr std::size_t kIndent = 4;
+  const auto any = [&rows](auto&& set) { return std::any_of(rows.begin(), rows.end(), set); };
+  const bool pp = any([](const SweepRow& r) { return r.deployment.pipeline_parallel_size > 1; });
+  const bool dcp = any([](const SweepRow& r) { return r.deployment.decode_context_parallel_size > 1; });
+  const bool util = any([](const SweepRow& r) { return r.deployment.gpu_memory_utilization.has_value(); });
+  const bool seqs = any([](const SweepRow& r) { return r.deployment.max_num_seqs.has_value(); });
+  const auto layout = [&](const std::string& gpu, const std::string& tp, const std::string& p, const std::string& c,
+                          const std::string& kv, const std::string& u, const std::string& n) {
+    std::string text = fmt::format("{:<12} {:>3}", gpu, tp);
+    if (pp) text += fmt::format(" {:>3}", p);
+    if (dcp) text += fmt::format(" {:>3}", c);
+    text += fmt::format(" {:<9}", kv);
+    if (util) text += fmt::format(" {:>4}", u);
+    if (seqs) text += fmt::format(" {:>5}", n);
+    return text;
+  };
+  out << layout("gpu", "tp", "pp", "dcp", "kv", "util", "seqs")
+      << fmt::format(" {:>9} {:>10} {:>7} {:>7} {:>7}\n", "largest", "KV tokens", fmt::format("@{}k", target_shown / 1000),
+                     "weights", "KV GiB");
+  for (const auto& r : rows) {
+    const Deployment& d = r.deployment;
+    const std::string kv = r.valid ? r.kv_cache_dtype : std::string(kv_cache_dtype_choice_name(d.kv_cache_dtype));
+    const std::string start =
+        layout(r.gpu, std::to_string(d.tensor_parallel_size), std::to_string(d.pipeline_parallel_size),
+               std::to_string(d.decode_context_parallel_size), kv,
+               d.gpu_memory_utilization ? fmt::format("{:.2f}", *d.gpu_memory_utilization) : "",
+               d.max_num_seqs ? std::to_string(*d.max_num_seqs) : "");
+    if (!r.valid) {
+      out << start << "  refused\n" << wrapped(short_error(r.error, source), kIndent, kWidth);
+      continue;
+    }
+    const bool no_kv = r.kv_cache_per_gpu.count() <= 0;
+    out << start
+        << fmt::format(" {:>9} {:>10} {:>6.2f}x {:>7.2f} {:>7}\n", r.max_model_len, r.kv_cache_tokens,
+                       r.concurrency_at_target, to_gib(r.weights_per_gpu),
+                       no_kv ? std::string("none") : fmt::format("{:.2f}", to_gib(r.kv_cache_per_gpu)));
+    if (no_kv) {
+      out << wrapped(fmt::format("no KV cache: the weights and overheads need {:.2f} GiB more than vLLM may use",
+                                 -to_gib(r.kv_cache_per_gpu)),
+                     kIndent, kWidth);
+    }
+    if (!r.starts) out << wrapped("vLLM would not start: no attention backend for this KV dtype", kIndent, kWidth);
+  }
+}
+
 }  // namespace
 
 int run_sweep_command(const SweepOptions& o, const ConfigDir& configs, std::ostream& out, std::ostream& err) {
   if (o.format != "table" && o.format != "csv" && o.format != "json" && o.format != "svg") {
     throw UsageError(fmt::format("--format: expected table, csv, json or svg, got \"{}\"", o.format));
   }
-  if (o.gpus.empty()) throw UsageError("sweep: give --gpu NAME[,NAME...] (see `gpubudget gpus`)");
+  if (o.gpus.empty() && o.layouts.empty()) {
+    throw UsageError("sweep: give --gpu NAME[,NAME...] (see `gpubudget gpus`) or --layout GPU:TP[,GPU:TP...]");
+  }
+  if (!o.layouts.empty() && (!o.gpus.empty() || o.tp != "1")) {
+    throw UsageError("sweep: --layout pairs each GPU with its TP size; give it instead of --gpu and -tp");
+  }
   const ModelSpec model = load_cli_model(o.model, o.hub, configs, err);
   const VllmProfile profile = load_vllm_profile(o.vllm_version, configs);
   SweepAxes axes;
-  for (const auto& name : split_list(o.gpus)) axes.gpus.push_back(load_gpu_preset(name, configs));
+  if (!o.gpus.empty()) {
+    for (const auto& name : split_list(o.gpus)) axes.gpus.push_back(load_gpu_preset(name, configs));
+  }
   axes.tensor_parallel = int_list("--tensor-parallel-size", o.tp);
+  for (const auto& pair : o.layouts.empty() ? std::vector<std::string>{} : split_list(o.layouts)) {
+    const auto colon = pair.rfind(':');
+    if (colon == std::string::npos || colon == 0) {
+      throw UsageError(fmt::format("--layout {}: expected GPU:TP, e.g. h200:4", pair));
+    }
+    const auto tp = int_list("--layout " + pair, pair.substr(colon + 1));
+    if (tp.size() != 1) throw UsageError(fmt::format("--layout {}: expected GPU:TP, e.g. h200:4", pair));
+    axes.layouts.push_back({load_gpu_preset(pair.substr(0, colon), configs), tp.front()});
+  }
+  if (!axes.layouts.empty()) axes.tensor_parallel.clear();
   axes.pipeline_parallel = int_list("--pipeline-parallel-size", o.pp);
   axes.decode_context_parallel = int_list("--decode-context-parallel-size", o.dcp);
   axes.kv_cache_dtypes.clear();
@@ -118,43 +225,10 @@ int run_sweep_command(const SweepOptions& o, const ConfigDir& configs, std::ostr
     out << sweep_svg(chart, rows);
     return 0;
   }
-  const bool csv = o.format == "csv";
-  if (csv) {
-    out << "gpu,tp,pp,dcp,kv_cache_dtype,gpu_memory_utilization,max_num_seqs,max_model_len,kv_cache_tokens,"
-           "target_len,concurrency_at_target,weights_bytes,kv_cache_bytes,vllm_would_start,error\n";
+  if (o.format == "csv") {
+    write_sweep_csv(rows, target_shown, model.source, out);
   } else {
-    out << fmt::format("{:<14} {:>3} {:>3} {:>4} {:<10} {:>5} {:>5} {:>10} {:>12} {:>9} {:>9} {:>9}  {}\n", "gpu",
-                       "tp", "pp", "dcp", "kv", "util", "seqs", "largest", "tokens",
-                       fmt::format("@{}k", target_shown / 1000), "weights", "kv GiB", "note");
-  }
-  for (const auto& r : rows) {
-    const Deployment& d = r.deployment;
-    const std::string util = d.gpu_memory_utilization ? fmt::format("{:.2f}", *d.gpu_memory_utilization) : "";
-    const std::string seqs = d.max_num_seqs ? std::to_string(*d.max_num_seqs) : "";
-    const std::string kv = r.valid ? r.kv_cache_dtype : std::string(kv_cache_dtype_choice_name(d.kv_cache_dtype));
-    if (csv) {
-      std::string error = short_error(r.error, model.source);
-      for (auto& ch : error) {
-        if (ch == '"') ch = '\'';
-      }
-      out << fmt::format("{},{},{},{},{},{},{},{},{},{},{:.2f},{},{},{},\"{}\"\n", r.gpu, d.tensor_parallel_size,
-                         d.pipeline_parallel_size, d.decode_context_parallel_size, kv, util, seqs,
-                         r.valid ? std::to_string(r.max_model_len) : "", r.valid ? std::to_string(r.kv_cache_tokens) : "",
-                         target_shown, r.concurrency_at_target, r.valid ? std::to_string(r.weights_per_gpu.count()) : "",
-                         r.valid ? std::to_string(r.kv_cache_per_gpu.count()) : "", r.valid && r.starts, error);
-      continue;
-    }
-    if (!r.valid) {
-      out << fmt::format("{:<14} {:>3} {:>3} {:>4} {:<10} {:>5} {:>5}  refused: {}\n", r.gpu, d.tensor_parallel_size,
-                         d.pipeline_parallel_size, d.decode_context_parallel_size, kv, util, seqs,
-                         short_error(r.error, model.source));
-      continue;
-    }
-    out << fmt::format("{:<14} {:>3} {:>3} {:>4} {:<10} {:>5} {:>5} {:>10} {:>12} {:>8.2f}x {:>9.2f} {:>9.2f}  {}\n",
-                       r.gpu, d.tensor_parallel_size, d.pipeline_parallel_size, d.decode_context_parallel_size, kv,
-                       util, seqs, r.max_model_len, r.kv_cache_tokens, r.concurrency_at_target,
-                       to_gib(r.weights_per_gpu), to_gib(r.kv_cache_per_gpu),
-                       r.starts ? "" : "vLLM would not start: no attention backend for this KV dtype");
+    write_sweep_table(rows, target_shown, model.source, out);
   }
   return 0;
 }

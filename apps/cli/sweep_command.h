@@ -18,6 +18,7 @@ struct SweepOptions {
   std::string model;
   HubFlags hub;  // where MODEL is looked for beyond paths and bundled ids
   std::string gpus;
+  std::string layouts;  // --layout "h200:4,h100:8": (GPU, TP) pairs instead of gpus x tp
   std::string tp = "1", pp = "1", dcp = "1";
   std::string kv_cache_dtypes = "auto";
   std::string utilizations;  // "" = the version's default

@@ -14,9 +14,18 @@ namespace gpubudget {
 // The most combinations one sweep evaluates (InputError beyond it, naming the count).
 inline constexpr std::int64_t kMaxSweepScenarios = 100'000;
 
+// One GPU at one tensor-parallel size: "4 x H200" is {h200, 4}.
+struct GpuLayout {
+  GpuSpec gpu;
+  std::int64_t tensor_parallel_size = 1;
+};
+
 struct SweepAxes {
-  std::vector<GpuSpec> gpus;                          // at least one
+  std::vector<GpuSpec> gpus;                          // at least one (unless `layouts` is given)
   std::vector<std::int64_t> tensor_parallel = {1};
+  // When not empty, these (GPU, TP) pairs replace the product of `gpus` and `tensor_parallel`, so
+  // that "4 x H200 or 8 x H100" is one sweep of two rows (per value of the other axes).
+  std::vector<GpuLayout> layouts;
   std::vector<std::int64_t> pipeline_parallel = {1};
   std::vector<std::int64_t> decode_context_parallel = {1};
   std::vector<KvCacheDtypeChoice> kv_cache_dtypes = {KvCacheDtypeChoice::kAuto};

@@ -344,6 +344,32 @@ TEST(FirstUse, ModelsListsParametersMaximumLengthAndStatusIn80Columns) {
   EXPECT_TRUE(nlohmann::json::parse(run({"models", "--json"}).out).is_array());
 }
 
+TEST(FirstUse, SweepComparesGpuAndTpPairsIn80Columns) {
+  // "8 x H200 or 16 x H100" for DeepSeek-V3 as one question; each row is the fit of that pair.
+  const CliRun json = run({"sweep", "deepseek-ai/DeepSeek-V3", "--layout", "h200:8,h100:8,h100:16", "--format", "json"});
+  ASSERT_EQ(json.code, 0) << json.err;
+  const auto rows = nlohmann::json::parse(json.out);
+  ASSERT_EQ(rows.size(), 3U);
+  const std::vector<std::pair<std::string, int>> pairs = {{"h200", 8}, {"h100", 8}, {"h100", 16}};
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    EXPECT_EQ(rows[i]["deployment"]["gpu"], pairs[i].first);
+    EXPECT_EQ(rows[i]["deployment"]["tensor_parallel_size"], pairs[i].second);
+    const auto single = nlohmann::json::parse(run({"fit", "deepseek-ai/DeepSeek-V3", "--gpu", pairs[i].first, "-tp",
+                                                   std::to_string(pairs[i].second), "--json"})
+                                                  .out);
+    EXPECT_EQ(rows[i]["max_model_len"], single["max_model_len"]) << pairs[i].first;
+  }
+  // The table: every line within 80 columns; 8 x H100 holds the weights but leaves no KV cache, said
+  // in words under its row, not as a negative figure.
+  const CliRun table = run({"sweep", "deepseek-ai/DeepSeek-V3", "--layout", "h200:8,h100:8,h100:16"});
+  std::istringstream lines(table.out);
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 80U) << line;
+  EXPECT_NE(table.out.find("    no KV cache: the weights and overheads need"), std::string::npos) << table.out;
+  EXPECT_EQ(table.out.find(" -"), std::string::npos) << table.out;
+  EXPECT_EQ(run({"sweep", "deepseek-ai/DeepSeek-V3", "--layout", "h200:8", "--gpu", "h100"}).code, 2);
+  EXPECT_EQ(run({"sweep", "deepseek-ai/DeepSeek-V3", "--layout", "h200"}).code, 2);
+}
+
 TEST(FirstUse, VerdictAndWarningsAreColouredOnATerminalOnly) {
   const std::vector<std::string> fits = {"fit", "meta-llama/Llama-3.1-8B", "--gpu", "h100", "--compilation-config",
                                          R"({"max_capture_size": 64})"};
