@@ -19,6 +19,7 @@
 #include "plan_command.h"
 #include "suggestions.h"
 #include "terminal_style.h"
+#include "text_width.h"
 #include "sweep_command.h"
 #include "weights_command.h"
 #include "cli_errors.h"
@@ -379,7 +380,7 @@ void add_diagnose_options(CLI::App& diagnose, DiagnoseOptions& options) {
 namespace {
 
 int run_command(std::vector<std::string> args, std::ostream& out, std::ostream& err,
-                const std::filesystem::path& executable, std::string& color_mode);
+                const std::filesystem::path& executable, std::string& color_mode, std::size_t columns);
 
 }  // namespace
 
@@ -390,11 +391,11 @@ int run_cli(std::vector<std::string> args, std::ostream& out, std::ostream& err,
                          std::any_of(args.begin(), args.end(), [](const std::string& a) { return a.rfind("--color", 0) == 0; });
   int status = 0;
   if (!may_color) {
-    status = run_command(std::move(args), out, err, executable, color_mode);
+    status = run_command(std::move(args), out, err, executable, color_mode, terminal.out_columns);
   } else {
     // Held, then coloured where the streams are terminals (terminal_style.h).
     std::ostringstream held_out, held_err;
-    status = run_command(std::move(args), held_out, held_err, executable, color_mode);
+    status = run_command(std::move(args), held_out, held_err, executable, color_mode, terminal.out_columns);
     const ColorChoice color = choose_color(color_mode, terminal);
     out << (color.out ? color_verdicts(held_out.str()) : held_out.str());
     err << (color.err ? color_diagnostics(held_err.str()) : held_err.str());
@@ -411,12 +412,15 @@ int run_cli(std::vector<std::string> args, std::ostream& out, std::ostream& err,
 namespace {
 
 int run_command(std::vector<std::string> args, std::ostream& out, std::ostream& err,
-                const std::filesystem::path& executable, std::string& color_mode) {
+                const std::filesystem::path& executable, std::string& color_mode, std::size_t columns) {
   CLI::App app{"gpubudget: will this model fit these GPUs under vLLM, and with how much context?", "gpubudget"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("gpubudget ") + kVersion);
   app.add_option("--color", color_mode, "colour the verdict and warnings: auto (on a terminal, unless NO_COLOR), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
+  std::size_t width = columns > 0 ? columns : kDefaultColumns;
+  app.add_option("--width", width, "columns of the fit report (default: the terminal's, else 80; 0: no wrapping)")
+      ->check(CLI::Range(0, 10000).description("0 to 10000"));
   std::string config_dir;
   app.add_option("--config-dir", config_dir, "directory with gpus/, vllm/, models/ (default: bundled)");
 
@@ -513,7 +517,10 @@ int run_command(std::vector<std::string> args, std::ostream& out, std::ostream& 
       return 0;
     }
     const ConfigDir configs = find_config_dir(config_dir, executable);
-    if (fit->parsed()) return run_fit(fit_options, configs, out, err);
+    if (fit->parsed()) {
+      fit_options.width = width;
+      return run_fit(fit_options, configs, out, err);
+    }
     if (weights->parsed()) return run_weights(weights_options, configs, out, err);
     if (sweep->parsed()) return run_sweep_command(sweep_options, configs, out, err);
     if (plan->parsed()) return run_plan(plan_options, configs, out, err);

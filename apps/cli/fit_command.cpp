@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -10,6 +11,7 @@
 #include "cli_values.h"
 #include "fit_report.h"
 #include "launch_length.h"
+#include "text_width.h"
 #include "cli_errors.h"
 #include "gpubudget/error.h"
 #include "gpubudget/fit.h"
@@ -334,8 +336,10 @@ int run_fit(const FitOptions& o, const ConfigDir& configs, std::ostream& out, st
   } else if (o.json) {
     out << fit_json(query, shown, remedies);
   } else {
+    std::ostringstream text;
     write_fit_text(query, shown, remedies,
-                   o.explain ? explain_fit(f.model, f.gpus, d, f.profile, result) : std::vector<Explanation>{}, out);
+                   o.explain ? explain_fit(f.model, f.gpus, d, f.profile, result) : std::vector<Explanation>{}, text);
+    out << wrap_long_lines(text.str(), o.width);
   }
   held.flush();
   for (const auto& w : result.warnings) err << "warning: " << w << "\n";

@@ -52,6 +52,7 @@ struct FitOptions {
   bool vllm_args = false;  // print the `vllm serve` line to launch with, instead of the report
   double safety_margin_percent = 5.0;  // --safety-margin: the --vllm-args length below the edge (launch_length.h)
   bool strict = false;     // a config key no parser models is exit 3, not a warning
+  std::size_t width = 80;  // columns of the text report (0: no wrapping); --width, or the terminal's
 };
 
 // The deployment, GPUs and vLLM profile the options describe (shared by fit and sweep).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <vector>
 
 #include <fmt/format.h>
@@ -12,6 +13,17 @@
 namespace gpubudget::cli {
 
 namespace {
+
+// A file path relative to the working directory when it lies under it (shorter, as the user typed
+// it); other paths and non-paths (Hub ids) as given.
+std::string path_as_shown(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path absolute(path);
+  if (!absolute.is_absolute()) return path;
+  const std::filesystem::path relative = std::filesystem::relative(absolute, std::filesystem::current_path(ec), ec);
+  if (ec || relative.empty() || *relative.begin() == "..") return path;
+  return relative.string();
+}
 
 std::string gib2(Bytes b) { return fmt::format("{:.2f} GiB", to_gib(b)); }
 
@@ -119,7 +131,7 @@ void write_fit_text(const FitQuery& c, const FitResult& r, const std::vector<Rem
       break;
     }
   }
-  out << fmt::format("{} ({}){} on {}, TP={} PP={} DP={}{}\n", c.model.architecture, c.model.source,
+  out << fmt::format("{} ({}){} on {}, TP={} PP={} DP={}{}\n", c.model.architecture, path_as_shown(c.model.source),
                      c.model.family == "generic" ? " [GENERIC ESTIMATE: no modelled family, sized from the safetensors "
                                                    "headers; see the warnings]"
                                                  : "",

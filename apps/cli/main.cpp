@@ -1,3 +1,4 @@
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -17,6 +18,8 @@ int main(int argc, char** argv) {
   gpubudget::cli::Terminal terminal;
   terminal.out_is_tty = isatty(STDOUT_FILENO) == 1;
   terminal.err_is_tty = isatty(STDERR_FILENO) == 1;
+  winsize size{};
+  if (terminal.out_is_tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0) terminal.out_columns = size.ws_col;
   const char* no_color = std::getenv("NO_COLOR");
   const char* term = std::getenv("TERM");
   terminal.no_color = (no_color != nullptr && *no_color != '\0') || (term != nullptr && std::strcmp(term, "dumb") == 0);

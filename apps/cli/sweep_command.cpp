@@ -1,7 +1,6 @@
 #include "sweep_command.h"
 
 #include <algorithm>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -12,6 +11,7 @@
 #include "gpubudget/json_documents.h"
 #include "gpubudget/sweep.h"
 #include "sweep_svg.h"
+#include "text_width.h"
 
 namespace gpubudget::cli {
 
@@ -56,22 +56,6 @@ std::string label_of(const SweepRow& r, const SweepOptions& o) {
   return label;
 }
 
-// A line of text cut into lines of at most `width` columns at spaces, each after `indent`.
-std::string wrapped(const std::string& text, std::size_t indent, std::size_t width) {
-  std::string out;
-  std::string line;
-  std::istringstream words(text);
-  for (std::string word; words >> word;) {
-    if (!line.empty() && indent + line.size() + 1 + word.size() > width) {
-      out += std::string(indent, ' ') + line + "\n";
-      line.clear();
-    }
-    line += (line.empty() ? "" : " ") + word;
-  }
-  if (!line.empty()) out += std::string(indent, ' ') + line + "\n";
-  return out;
-}
-
 void write_sweep_csv(const std::vector<SweepRow>& rows, std::int64_t target_shown, const std::string& source,
                      std::ostream& out) {
   out << "gpu,tp,pp,dcp,kv_cache_dtype,gpu_memory_utilization,max_num_seqs,max_model_len,kv_cache_tokens,"
@@ -97,7 +81,7 @@ void write_sweep_csv(const std::vector<SweepRow>& rows, std::int64_t target_show
 // row's note or refusal on the lines below it, wrapped. A KV budget below zero is said in words.
 void write_sweep_table(const std::vector<SweepRow>& rows, std::int64_t target_shown, const std::string& source,
                        std::ostream& out) {
-  constexpr std::size_t kWidth = 80;
+  constexpr std::size_t kWidth = kDefaultColumns;
   constexpr std::size_t kIndent = 4;
   const auto any = [&rows](auto&& set) { return std::any_of(rows.begin(), rows.end(), set); };
   const bool pp = any([](const SweepRow& r) { return r.deployment.pipeline_parallel_size > 1; });
@@ -126,7 +110,7 @@ void write_sweep_table(const std::vector<SweepRow>& rows, std::int64_t target_sh
                d.gpu_memory_utilization ? fmt::format("{:.2f}", *d.gpu_memory_utilization) : "",
                d.max_num_seqs ? std::to_string(*d.max_num_seqs) : "");
     if (!r.valid) {
-      out << start << "  refused\n" << wrapped(short_error(r.error, source), kIndent, kWidth);
+      out << start << "  refused\n" << wrap_paragraph(short_error(r.error, source), kIndent, kWidth);
       continue;
     }
     const bool no_kv = r.kv_cache_per_gpu.count() <= 0;
@@ -135,11 +119,11 @@ void write_sweep_table(const std::vector<SweepRow>& rows, std::int64_t target_sh
                        r.concurrency_at_target, to_gib(r.weights_per_gpu),
                        no_kv ? std::string("none") : fmt::format("{:.2f}", to_gib(r.kv_cache_per_gpu)));
     if (no_kv) {
-      out << wrapped(fmt::format("no KV cache: the weights and overheads need {:.2f} GiB more than vLLM may use",
+      out << wrap_paragraph(fmt::format("no KV cache: the weights and overheads need {:.2f} GiB more than vLLM may use",
                                  -to_gib(r.kv_cache_per_gpu)),
                      kIndent, kWidth);
     }
-    if (!r.starts) out << wrapped("vLLM would not start: no attention backend for this KV dtype", kIndent, kWidth);
+    if (!r.starts) out << wrap_paragraph("vLLM would not start: no attention backend for this KV dtype", kIndent, kWidth);
   }
 }
 

@@ -4,6 +4,7 @@
 // `never` decide alone. JSON and CSV are never coloured.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace gpubudget::cli {
@@ -14,6 +15,7 @@ struct Terminal {
   bool out_is_tty = false;
   bool err_is_tty = false;
   bool no_color = false;  // NO_COLOR set and not empty, or TERM=dumb
+  std::size_t out_columns = 0;  // stdout's terminal width (0: not a terminal, or unknown: 80 is used)
 };
 
 struct ColorChoice {

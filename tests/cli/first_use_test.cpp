@@ -1,5 +1,6 @@
 // What a new user meets first (docs/cli.md): the version, a mistyped command or flag answered with the
 // name meant, and vLLM's flag names everywhere.
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <fstream>
@@ -99,7 +100,10 @@ TEST(FirstUse, LaunchFlagWarningsReachTheJsonAndTheVerdict) {
   ASSERT_EQ(doc["warnings"].size(), 1U) << doc["warnings"].dump();
   EXPECT_EQ(doc["warnings"][0].get<std::string>().rfind(expected, 0), 0U) << doc["warnings"].dump();
   EXPECT_NE(j.err.find("warning: " + expected), std::string::npos) << j.err;
-  const CliRun t = run(flagged);
+  // The phrase on one line: --width 0 (the report wraps at 80 columns by default, FitReportFits80Columns).
+  std::vector<std::string> unwrapped = {"--width", "0"};
+  unwrapped.insert(unwrapped.end(), flagged.begin(), flagged.end());
+  const CliRun t = run(unwrapped);
   EXPECT_NE(t.out.find("-> FITS\n  with 1 warning (printed after this report): " + expected), std::string::npos) << t.out;
 
   const CliRun pasted = run({"fit", "--gpu", "h100", "--json", "--", "vllm", "serve", "meta-llama/Llama-3.1-8B",
@@ -113,8 +117,9 @@ TEST(FirstUse, LaunchFlagWarningsReachTheJsonAndTheVerdict) {
 }
 
 TEST(FirstUse, WeightsLargerThanTheGpuAreSaidNotANegativeKvFigure) {
-  // Llama-3.1-70B in bf16: 70.6e9 parameters x 2 bytes = 131.4 GiB, on a 24 GB card.
-  const CliRun t = run({"fit", "meta-llama/Llama-3.1-70B", "--gpu", "rtx-4090"});
+  // Llama-3.1-70B in bf16: 70.6e9 parameters x 2 bytes = 131.4 GiB, on a 24 GB card. The phrases on
+  // one line: --width 0.
+  const CliRun t = run({"--width", "0", "fit", "meta-llama/Llama-3.1-70B", "--gpu", "rtx-4090"});
   EXPECT_EQ(t.code, 1);
   const auto j = nlohmann::json::parse(run({"fit", "meta-llama/Llama-3.1-70B", "--gpu", "rtx-4090", "--json"}).out);
   const double weights_gib = j["per_gpu"]["weights_bytes"].get<double>() / (1 << 30);
@@ -368,6 +373,41 @@ TEST(FirstUse, SweepComparesGpuAndTpPairsIn80Columns) {
   EXPECT_EQ(table.out.find(" -"), std::string::npos) << table.out;
   EXPECT_EQ(run({"sweep", "deepseek-ai/DeepSeek-V3", "--layout", "h200:8", "--gpu", "h100"}).code, 2);
   EXPECT_EQ(run({"sweep", "deepseek-ai/DeepSeek-V3", "--layout", "h200"}).code, 2);
+}
+
+TEST(FirstUse, FitReportFits80Columns) {
+  // Default (no terminal): 80 columns. UTF-8 characters (≈, ±) count one column each.
+  const auto columns = [](const std::string& line) {
+    std::size_t n = 0;
+    for (const char c : line) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80 ? 1 : 0;
+    return n;
+  };
+  const std::vector<std::vector<std::string>> reports = {
+      {"fit", "nvidia/Kimi-K2.5-NVFP4", "--gpu", "rtx-pro-6000", "-tp", "8", "--kv-cache-dtype", "bfloat16",
+       "--vllm-version", "0.15", "--gpu-memory-utilization", "0.9"},
+      {"fit", "Qwen/Qwen3-Next-80B-A3B-Instruct", "--gpu", "h100", "-tp", "2", "--explain"},
+      {"fit", "meta-llama/Llama-3.1-70B", "--gpu", "rtx-4090"},
+  };
+  for (const auto& args : reports) {
+    const CliRun r = run(args);
+    std::istringstream lines(r.out);
+    std::size_t longest = 0;
+    for (std::string line; std::getline(lines, line);) {
+      longest = std::max(longest, columns(line));
+      EXPECT_LE(columns(line), 80U) << args[1] << ": " << line;
+    }
+    // --width 0 keeps the long lines: the wrapping did something.
+    std::vector<std::string> wide = {"--width", "0"};
+    wide.insert(wide.end(), args.begin(), args.end());
+    std::istringstream unwrapped(run(wide).out);
+    std::size_t longest_unwrapped = 0;
+    for (std::string line; std::getline(unwrapped, line);) longest_unwrapped = std::max(longest_unwrapped, columns(line));
+    EXPECT_GT(longest_unwrapped, 80U) << args[1];
+  }
+  // The verdict reads whole, after its clause.
+  EXPECT_NE(run(reports[0]).out.find("Requested length 262,144 (the model's maximum):\n"
+                                     "    needs 17.16 GiB of KV cache per GPU -> DOES NOT FIT\n"),
+            std::string::npos);
 }
 
 TEST(FirstUse, VerdictAndWarningsAreColouredOnATerminalOnly) {
