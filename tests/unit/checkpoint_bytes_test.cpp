@@ -2,6 +2,7 @@
 // recorded in each bundled model's source.json.
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -13,26 +14,35 @@
 namespace gpubudget {
 namespace {
 
-TEST(CheckpointBytes, EverySupportedModelWithAKnownSizeWithinHalfAPercent) {
-  int compared = 0;
+// Calls `each(id, source.json, model)` for every bundled model that loads (unsupported architectures,
+// listed in docs/models.md, are skipped).
+void for_each_loading_model(
+    const std::function<void(const std::string&, const nlohmann::json&, const ModelSpec&)>& each) {
   for (const auto& dir : std::filesystem::directory_iterator(test::configs().root / "models")) {
     std::ifstream in(dir.path() / "source.json");
     const auto source = nlohmann::json::parse(in);
-    if (!source.contains("total_size_bytes") || source["total_size_bytes"].is_null()) continue;
     std::string id = dir.path().filename().string();
     id.replace(id.find("__"), 2, "/");
     ModelSpec model;
     try {
       model = test::bundled(id);
     } catch (const InputError&) {
-      continue;  // unsupported architectures are listed in docs/models.md
+      continue;
     }
+    each(id, source, model);
+  }
+}
+
+TEST(CheckpointBytes, EverySupportedModelWithAKnownSizeWithinHalfAPercent) {
+  int compared = 0;
+  for_each_loading_model([&](const std::string& id, const nlohmann::json& source, const ModelSpec& model) {
+    if (!source.contains("total_size_bytes") || source["total_size_bytes"].is_null()) return;
     ++compared;
     const auto total = source["total_size_bytes"].get<std::int64_t>();
     const auto computed = checkpoint_bytes(model).count();
     EXPECT_NEAR(static_cast<double>(computed), static_cast<double>(total), 0.005 * static_cast<double>(total))
         << id << " (" << source.value("total_size_kind", "") << ")";
-  }
+  });
   EXPECT_GE(compared, 20);
 }
 
@@ -127,20 +137,10 @@ TEST(CheckpointBytes, ExactWhereTheSourceSumsTheTensors) {
 // logical parameters, the index's total_parameters), not a headline figure.
 TEST(CheckpointParameters, EqualTheExactCountsOfTheSources) {
   int compared = 0;
-  for (const auto& dir : std::filesystem::directory_iterator(test::configs().root / "models")) {
-    std::ifstream in(dir.path() / "source.json");
-    const auto source = nlohmann::json::parse(in);
-    if (!source.contains("params") || !source["params"].is_number_integer()) continue;
+  for_each_loading_model([&](const std::string& id, const nlohmann::json& source, const ModelSpec& model) {
+    if (!source.contains("params") || !source["params"].is_number_integer()) return;
     const std::string kind = source.value("params_kind", "");
-    if (kind.find("headline") != std::string::npos || kind.find("rounded") != std::string::npos) continue;
-    std::string id = dir.path().filename().string();
-    id.replace(id.find("__"), 2, "/");
-    ModelSpec model;
-    try {
-      model = test::bundled(id);
-    } catch (const InputError&) {
-      continue;
-    }
+    if (kind.find("headline") != std::string::npos || kind.find("rounded") != std::string::npos) return;
     ++compared;
     auto expected = source["params"].get<std::int64_t>();
     if (kind.find("total_parameters") != std::string::npos && model.tie_word_embeddings) {
@@ -149,7 +149,7 @@ TEST(CheckpointParameters, EqualTheExactCountsOfTheSources) {
       expected -= model.vocab_size * model.hidden_size;
     }
     EXPECT_EQ(checkpoint_parameters(model), expected) << id << " (" << kind << ")";
-  }
+  });
   EXPECT_GE(compared, 8);
 }
 
