@@ -1,6 +1,7 @@
 #include "text_width.h"
 
 #include <sstream>
+#include <vector>
 
 namespace gpubudget::cli {
 
@@ -13,18 +14,41 @@ std::size_t columns_of(const std::string& text) {
   return columns;
 }
 
+// `word` cut into pieces of at most `room` columns: after its last '/' that fits (a path reads as
+// directories), else at the last character that fits. room 0 keeps the word whole.
+std::vector<std::string> pieces_of(const std::string& word, std::size_t room) {
+  std::vector<std::string> pieces;
+  std::string rest = word;
+  while (room > 0 && columns_of(rest) > room) {
+    std::size_t end = 0;  // byte offset just past `room` characters
+    for (std::size_t n = 0; end < rest.size() && n < room; ++n) {
+      ++end;
+      while (end < rest.size() && (static_cast<unsigned char>(rest[end]) & 0xC0) == 0x80) ++end;
+    }
+    const std::size_t slash = rest.rfind('/', end - 1);
+    const std::size_t cut = slash != std::string::npos && slash > 0 ? slash + 1 : end;
+    pieces.push_back(rest.substr(0, cut));
+    rest.erase(0, cut);
+  }
+  pieces.push_back(rest);
+  return pieces;
+}
+
 }  // namespace
 
 std::string wrap_paragraph(const std::string& text, std::size_t indent, std::size_t width) {
   std::string out;
   std::string line;
   std::istringstream words(text);
+  const std::size_t room = width > indent ? width - indent : 0;
   for (std::string word; words >> word;) {
-    if (!line.empty() && indent + columns_of(line) + 1 + columns_of(word) > width) {
-      out += std::string(indent, ' ') + line + "\n";
-      line.clear();
+    for (const std::string& piece : pieces_of(word, room)) {
+      if (!line.empty() && indent + columns_of(line) + 1 + columns_of(piece) > width) {
+        out += std::string(indent, ' ') + line + "\n";
+        line.clear();
+      }
+      line += (line.empty() ? "" : " ") + piece;
     }
-    line += (line.empty() ? "" : " ") + word;
   }
   if (!line.empty()) out += std::string(indent, ' ') + line + "\n";
   return out;

@@ -10,7 +10,8 @@ namespace gpubudget::cli {
 inline constexpr std::size_t kDefaultColumns = 80;
 
 // `text` (one paragraph) cut at spaces into lines of at most `width` columns, each after `indent`
-// spaces and ending in '\n'. A word longer than the line stays whole.
+// spaces and ending in '\n'. A word longer than a line (a long path) is cut after a '/' that fits,
+// else at the line's end.
 std::string wrap_paragraph(const std::string& text, std::size_t indent, std::size_t width);
 
 // Every line of `text` longer than `width` cut at spaces, the continuation indented 4 columns past
