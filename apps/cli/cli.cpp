@@ -181,6 +181,8 @@ void add_plan_options(CLI::App& p, PlanOptions& o) {
   p.add_option("--kv-cache-dtype", o.kv_cache_dtype, "auto, bfloat16, fp8, ...");
   p.add_option("--gpu-memory-utilization", d.gpu_memory_utilization, "fraction of the GPU vLLM may use");
   p.add_option("--dtype", o.dtype, "auto, bfloat16, float16, float32");
+  p.add_flag("--enable-expert-parallel", d.enable_expert_parallel,
+             "every layout with expert parallelism (default: plain first, EP when plain does not serve)");
   p.add_flag("--json", o.json, "JSON array");
 }
 
@@ -419,7 +421,7 @@ int run_command(std::vector<std::string> args, std::ostream& out, std::ostream& 
   app.add_option("--color", color_mode, "colour the verdict and warnings: auto (on a terminal, unless NO_COLOR), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   std::size_t width = columns > 0 ? columns : kDefaultColumns;
-  app.add_option("--width", width, "columns of the fit report (default: the terminal's, else 80; 0: no wrapping)")
+  app.add_option("--width", width, "columns of the fit and plan reports (default: the terminal's, else 80; 0: no wrapping)")
       ->check(CLI::Range(0, 10000).description("0 to 10000"));
   std::string config_dir;
   app.add_option("--config-dir", config_dir, "directory with gpus/, vllm/, models/ (default: bundled)");
@@ -523,7 +525,10 @@ int run_command(std::vector<std::string> args, std::ostream& out, std::ostream& 
     }
     if (weights->parsed()) return run_weights(weights_options, configs, out, err);
     if (sweep->parsed()) return run_sweep_command(sweep_options, configs, out, err);
-    if (plan->parsed()) return run_plan(plan_options, configs, out, err);
+    if (plan->parsed()) {
+      plan_options.width = width;
+      return run_plan(plan_options, configs, out, err);
+    }
     if (diagnose->parsed()) return run_diagnose(diagnose_options, configs, out, err);
     if (calibrate->parsed()) return run_calibrate(calibrate_options, configs, out, err);
     if (gpus->parsed()) return run_gpus(configs, gpus_json, out);

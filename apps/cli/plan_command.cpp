@@ -9,8 +9,13 @@
 #include "gpubudget/error.h"
 #include "gpubudget/json_documents.h"
 #include "gpubudget/plan.h"
+#include "text_width.h"
 
 namespace gpubudget::cli {
+
+namespace {
+constexpr std::size_t kIndent = 4;  // columns before a row's launch line and reasons
+}  // namespace
 
 int run_plan(const PlanOptions& o, const ConfigDir& configs, std::ostream& out, std::ostream& err) {
   const ModelSpec model = load_cli_model(o.model, o.hub, configs, err);
@@ -37,30 +42,46 @@ int run_plan(const PlanOptions& o, const ConfigDir& configs, std::ostream& out, 
     out << plan_json(answers);
     return std::any_of(answers.begin(), answers.end(), [](const PlanAnswer& a) { return a.found; }) ? 0 : 1;
   }
-  out << fmt::format("{}: {} concurrent requests of {} tokens, cheapest first (fewest GPUs)\n", o.model,
-                     request.concurrency, request.max_model_len);
-  out << fmt::format("{:<14} {:>5} {:>4} {:>4} {:>12} {:>10} {:>9}  {}\n", "gpu", "GPUs", "tp", "pp", "concurrency",
-                     "weights", "kv GiB", "launch");
+  // One row per GPU (77 columns), then its launch line and why the next simpler layout is not
+  // enough, each wrapped to the width.
+  const auto paragraph = [&](const std::string& text) {
+    return o.width == 0 ? std::string(kIndent, ' ') + text + "\n" : wrap_paragraph(text, kIndent, o.width);
+  };
+  const std::string title = fmt::format("{}: {} requests of {} tokens at once, fewest GPUs first", o.model,
+                                        request.concurrency, request.max_model_len);
+  out << (o.width == 0 ? title + "\n" : wrap_paragraph(title, 0, o.width));
+  out << fmt::format("{:<14} {:>5}  {:<24} {:>11} {:>9} {:>8}\n", "gpu", "GPUs", "layout", "concurrency", "weights",
+                     "KV GiB");
   for (const auto& a : answers) {
     any = any || a.found;
     if (!a.found) {
-      out << fmt::format("{:<14} {}\n", a.gpu, a.why_not);
+      out << fmt::format("{:<14} no layout\n", a.gpu) << paragraph(a.why_not);
+      if (!a.rejected_layouts.empty()) out << paragraph("not " + a.rejected_layouts.back());
       continue;
     }
     const Deployment& d = a.deployment;
+    std::string layout = fmt::format("TP {}", d.tensor_parallel_size);
+    if (d.pipeline_parallel_size > 1) layout += fmt::format(" x PP {}", d.pipeline_parallel_size);
+    if (d.decode_context_parallel_size > 1) layout += fmt::format(" + DCP {}", d.decode_context_parallel_size);
+    if (d.enable_expert_parallel) layout += " + EP";
+    out << fmt::format("{:<14} {:>5}  {:<24} {:>10.2f}x {:>9.2f} {:>8.2f}\n", a.gpu, a.gpus, layout, a.concurrency,
+                       to_gib(a.weights_per_gpu), to_gib(a.kv_cache_per_gpu));
     std::string launch = fmt::format("vllm serve {} -tp {}", o.model, d.tensor_parallel_size);
     if (d.pipeline_parallel_size > 1) launch += fmt::format(" -pp {}", d.pipeline_parallel_size);
+    if (d.decode_context_parallel_size > 1) launch += fmt::format(" -dcp {}", d.decode_context_parallel_size);
+    if (d.enable_expert_parallel) launch += " --enable-expert-parallel";
     launch += fmt::format(" --max-model-len {}", request.max_model_len);
     if (d.max_num_seqs) launch += fmt::format(" --max-num-seqs {}", *d.max_num_seqs);
     if (d.kv_cache_dtype != KvCacheDtypeChoice::kAuto) {
       launch += fmt::format(" --kv-cache-dtype {}", kv_cache_dtype_choice_name(d.kv_cache_dtype));
     }
     if (d.gpu_memory_utilization) launch += fmt::format(" --gpu-memory-utilization {}", *d.gpu_memory_utilization);
-    out << fmt::format("{:<14} {:>5} {:>4} {:>4} {:>11.2f}x {:>10.2f} {:>9.2f}  {}\n", a.gpu, a.gpus,
-                       d.tensor_parallel_size, d.pipeline_parallel_size, a.concurrency, to_gib(a.weights_per_gpu),
-                       to_gib(a.kv_cache_per_gpu), launch);
-    // Why the next simpler layout is not enough.
-    if (!a.rejected_layouts.empty()) out << fmt::format("{:<14} not {}\n", "", a.rejected_layouts.back());
+    out << paragraph(launch);
+    // Why the next simpler layout is not enough: the last plain one tried (no DCP, no EP).
+    const auto plain = std::find_if(a.rejected_layouts.rbegin(), a.rejected_layouts.rend(), [](const std::string& r) {
+      return r.substr(0, r.find(':')).find(" + ") == std::string::npos;
+    });
+    if (plain != a.rejected_layouts.rend()) out << paragraph("not " + *plain);
   }
   return any ? 0 : 1;
 }

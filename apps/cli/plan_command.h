@@ -24,6 +24,7 @@ struct PlanOptions {
   std::string dtype = "auto";
   std::string kv_cache_dtype = "auto";
   Deployment deployment;  // utilization ...
+  std::size_t width = 80;  // columns of the text (0: no wrapping); --width, or the terminal's
   bool json = false;
 };
 

@@ -19,7 +19,10 @@ struct PlanRequest {
   std::int64_t concurrency = 1;    // C: requests of L tokens held in the KV cache at once
   // Layouts tried, as vLLM's docs recommend deploying: TP within a node (these sizes, at most
   // gpus_per_node), and pipeline stages across nodes — PP > 1 only with whole nodes per stage
-  // (TP = gpus_per_node), up to max_pipeline stages.
+  // (TP = gpus_per_node), up to max_pipeline stages. Each TP x PP layout is tried plain, then, when
+  // only the KV cache is short and the TP group duplicates the KV (MLA, or TP above the KV heads),
+  // with the smallest decode context parallelism that serves, then (MoE models) the same with
+  // expert parallelism.
   std::vector<std::int64_t> tensor_parallel = {1, 2, 4, 8};
   std::int64_t max_pipeline = 8;
   std::int64_t gpus_per_node = 8;
@@ -29,14 +32,16 @@ struct PlanAnswer {
   std::string gpu;
   bool found = false;
   std::string why_not;        // when nothing up to the largest layout works
-  Deployment deployment;      // TP, PP, max_model_len = L, max_num_seqs raised to C if needed
-  std::int64_t gpus = 0;      // TP x PP
+  // TP, PP, DCP, expert parallelism; max_model_len = L, max_num_seqs raised to C if needed.
+  Deployment deployment;
+  std::int64_t gpus = 0;      // TP x PP (DCP and EP use the TP group's GPUs)
   double concurrency = 0;     // vLLM's "Maximum concurrency" at L
   std::int64_t max_model_len = 0;  // largest length that fits in that layout (>= L)
   Bytes weights_per_gpu;
   Bytes kv_cache_per_gpu;
   // The layouts tried before the answer (or all, when none serves), cheapest first, each with why it
-  // does not serve: "TP 8: holds 0.41 requests of 65,536 tokens (16 needed)".
+  // does not serve: "TP 8 alone: holds 0.41 requests of 65536 tokens (16 needed); MLA's latent KV is
+  // replicated on all 8 ranks", "TP 8 + DCP 2: ...", "TP 8 x PP 2 + EP: ...".
   std::vector<std::string> rejected_layouts;
 };
 
@@ -49,8 +54,9 @@ bool serves(const ModelSpec& model, const GpuSpec& gpu, const Deployment& deploy
             const PlanRequest& request, FitResult* result = nullptr, Deployment* used = nullptr,
             std::string* why_not = nullptr);
 
-// For each GPU, the node-shaped layout (PlanRequest) with the fewest GPUs that serves the request. Answers are ordered cheapest first: found before not found, then by GPU count, then by
-// total GPU memory. Layouts vLLM would refuse are skipped, not thrown; a GPU where nothing up to TP
+// For each GPU, the node-shaped layout (PlanRequest) with the fewest GPUs that serves the request, the
+// simplest variant first (plain, + DCP, + EP). Answers are ordered cheapest first: found before not
+// found, then by GPU count, then by total GPU memory. Layouts vLLM would refuse are skipped, not thrown; a GPU where nothing up to TP
 // max(tensor_parallel) × PP max_pipeline works is an answer with `found` false and `why_not`. Throws
 // InputError when the request is beyond kMaxPlanConcurrency, kMaxPlanPipeline or a length of 2^34,
 // names no TP size in [1, 1024], or gpus_per_node is outside [1, 1024].

@@ -14,6 +14,8 @@ std::string plan_json(const std::vector<PlanAnswer>& answers) {
       row["gpus"] = a.gpus;
       row["tensor_parallel_size"] = a.deployment.tensor_parallel_size;
       row["pipeline_parallel_size"] = a.deployment.pipeline_parallel_size;
+      row["decode_context_parallel_size"] = a.deployment.decode_context_parallel_size;
+      row["enable_expert_parallel"] = a.deployment.enable_expert_parallel;
       row["max_num_seqs"] = detail::value_or_null(a.deployment.max_num_seqs);
       row["max_concurrency"] = detail::two_decimals(a.concurrency);
       row["weights_bytes"] = a.weights_per_gpu.count();

@@ -264,9 +264,62 @@ TEST(FirstUse, PlanProposesNodeShapedLayoutsAndSaysWhySimplerOnesFail) {
     EXPECT_EQ(four[0]["tensor_parallel_size"], 4) << four.dump();
   }
   for (const auto& line : four[0]["rejected_layouts"]) EXPECT_EQ(line.get<std::string>().find("TP 8"), std::string::npos);
-  // The text names the next simpler layout under the answer.
-  const CliRun text = run({"plan", "deepseek-ai/DeepSeek-V3", "--max-model-len", "65536", "--concurrency", "16", "--gpu", "h200"});
-  EXPECT_NE(text.out.find(" not TP "), std::string::npos) << text.out;
+  // One H200 node serves it with decode context parallelism. By hand: MLA stores one latent head of
+  // kv_lora_rank 512 + qk_rope_head_dim 64 = 576 bf16 values per token and layer on every TP rank
+  // (vLLM's MLAAttentionSpec, no TP split), so 16 x 65,536 tokens x 61 layers x 1,152 B = 68.6 GiB per
+  // rank; an H200 rank at TP 8 keeps less than 141 GB x 0.9 - 671 GB / 8 of FP8 weights ~ 34 GiB for
+  // KV. TP 8 alone fails on the KV cache alone, and DCP d divides the need by d (cdiv(M, dcp) tokens
+  // per rank), so the plan must add -dcp (2, 4 or 8) rather than a second node.
+  const auto h200 = nlohmann::json::parse(run({"plan", "deepseek-ai/DeepSeek-V3", "--max-model-len", "65536",
+                                               "--concurrency", "16", "--gpu", "h200", "--json"})
+                                              .out);
+  ASSERT_EQ(h200.size(), 1U);
+  ASSERT_TRUE(h200[0]["found"].get<bool>()) << h200.dump();
+  EXPECT_EQ(h200[0]["gpus"], 8) << h200.dump();
+  EXPECT_EQ(h200[0]["tensor_parallel_size"], 8);
+  EXPECT_EQ(h200[0]["pipeline_parallel_size"], 1);
+  const auto dcp = h200[0]["decode_context_parallel_size"].get<std::int64_t>();
+  EXPECT_TRUE(dcp == 2 || dcp == 4 || dcp == 8) << h200.dump();
+  EXPECT_FALSE(h200[0]["enable_expert_parallel"].get<bool>()) << "EP is tried only after plain and DCP";
+  bool said_why = false;
+  for (const auto& line : h200[0]["rejected_layouts"]) {
+    const auto text = line.get<std::string>();
+    said_why = said_why || (text.rfind("TP 8 alone: holds ", 0) == 0 &&
+                            text.find("MLA's latent KV is replicated on all 8 ranks") != std::string::npos);
+  }
+  EXPECT_TRUE(said_why) << h200.dump();
+  // The text shows the layout, a launch line with -dcp and why TP 8 alone is not enough, in 80 columns.
+  const CliRun text = run({"plan", "deepseek-ai/DeepSeek-V3", "--max-model-len", "65536", "--concurrency", "16", "--gpu",
+                           "h200,h100,b200"});
+  EXPECT_NE(text.out.find(fmt::format("TP 8 + DCP {}", dcp)), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(fmt::format("-tp 8 -dcp {} --max-model-len 65536", dcp)), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("    not TP "), std::string::npos) << text.out;
+  std::istringstream lines(text.out);
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 80U) << line;
+}
+
+TEST(FirstUse, PlanTurnsToExpertParallelWhenTheExpertsDoNotSplit) {
+  // Qwen3-235B-A22B-FP8 on L40S (48 GB). ~235 GB of FP8 weights: a quarter (~59 GB) is more than a
+  // 48 GB card, so a node needs TP 8. There every rank would hold 1536 / 8 = 192 of each expert's
+  // moe_intermediate_size 1536, not a multiple of the FP8 block of 128, which vLLM refuses
+  // (Fp8MoEMethod.create_weights); with --enable-expert-parallel each rank holds 128 / 8 = 16 whole
+  // experts instead, ~29.5 GB, leaving room for 4 x 8k tokens (94 layers x 1 KV head per rank x 2 x
+  // 128 x 2 B = 48 KB per token, 1.5 GiB).
+  const auto answers = nlohmann::json::parse(run({"plan", "Qwen/Qwen3-235B-A22B-FP8", "--max-model-len", "8192",
+                                                  "--concurrency", "4", "--gpu", "l40s", "--json"})
+                                                 .out);
+  ASSERT_EQ(answers.size(), 1U);
+  const auto& a = answers[0];
+  ASSERT_TRUE(a["found"].get<bool>()) << a.dump();
+  EXPECT_EQ(a["gpus"], 8) << a.dump();
+  EXPECT_EQ(a["tensor_parallel_size"], 8) << a.dump();
+  EXPECT_TRUE(a["enable_expert_parallel"].get<bool>()) << a.dump();
+  EXPECT_EQ(a["decode_context_parallel_size"], 1) << "the KV cache was not what failed: " << a.dump();
+  std::string reasons;
+  for (const auto& line : a["rejected_layouts"]) reasons += line.get<std::string>() + "\n";
+  EXPECT_NE(reasons.find("TP 4 alone: the weights need"), std::string::npos) << reasons;
+  EXPECT_NE(reasons.find("TP 8 alone: vLLM refuses the layout"), std::string::npos) << reasons;
+  EXPECT_NE(reasons.find("FP8 block size 128"), std::string::npos) << reasons;
 }
 
 TEST(FirstUse, GpuNamesAreReadAsPeopleTypeThem) {

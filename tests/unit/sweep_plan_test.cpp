@@ -167,7 +167,17 @@ TEST(Plan, KimiEightRequestsOf262kOnThreeGpus) {
       smaller.tensor_parallel_size /= 2;
     }
     if (smaller.tensor_parallel_size >= 1) {
-      EXPECT_FALSE(serves(m, gpu, smaller, profile, request)) << a.gpu;
+      // ... whatever its DCP (every size dividing the smaller TP; MLA's KV is on all its ranks).
+      for (std::int64_t dcp = 1; dcp <= smaller.tensor_parallel_size; dcp *= 2) {
+        smaller.decode_context_parallel_size = dcp;
+        EXPECT_FALSE(serves(m, gpu, smaller, profile, request)) << a.gpu << " dcp " << dcp;
+      }
+    }
+    // A plan's DCP is the smallest that serves: half of it does not.
+    if (a.deployment.decode_context_parallel_size > 1) {
+      Deployment less = a.deployment;
+      less.decode_context_parallel_size /= 2;
+      EXPECT_FALSE(serves(m, gpu, less, profile, request)) << a.gpu;
     }
   }
 }
