@@ -285,6 +285,20 @@ std::vector<std::string> JsonReader::string_list(std::string_view key) const {
   return out;
 }
 
+std::vector<JsonReader> JsonReader::object_list(std::string_view key) const {
+  std::vector<JsonReader> out;
+  if (!has(key)) return out;
+  const auto& v = (*value_)[std::string(key)];
+  if (!v.is_array()) fail(key, "an array of objects");
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].is_object()) fail(key, "an array of objects");
+    JsonReader item(v[i], file_, fmt::format("{}/{}/{}", pointer_, key, i));
+    item.reads_ = reads_;
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
 std::vector<std::int64_t> JsonReader::integer_list(std::string_view key, std::int64_t min,
                                                    std::int64_t max) const {
   std::vector<std::int64_t> out;

@@ -52,6 +52,8 @@ class JsonReader {
   [[nodiscard]] std::optional<std::string> optional_string(std::string_view key) const;
   [[nodiscard]] bool boolean(std::string_view key, bool default_value) const;
   [[nodiscard]] std::vector<std::string> string_list(std::string_view key) const;  // absent → {}
+  // An array of objects, one reader each (its errors name "key/i"); absent → {}.
+  [[nodiscard]] std::vector<JsonReader> object_list(std::string_view key) const;
   [[nodiscard]] std::vector<std::int64_t> integer_list(std::string_view key, std::int64_t min,
                                                        std::int64_t max) const;
   [[nodiscard]] std::vector<double> number_list(std::string_view key, double min, double max) const;  // absent → {}

@@ -18,7 +18,7 @@ import json
 import os
 import warnings
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _native
 from ._native import InputError
@@ -256,8 +256,9 @@ def _deployment_fields(fields: Dict[str, Any]) -> Optional[Dict[str, Any]]:
 def sweep(
     model: ModelLike,
     *,
-    gpus: Sequence[str],
-    tensor_parallel_sizes: Sequence[int] = (1,),
+    gpus: Optional[Sequence[str]] = None,
+    tensor_parallel_sizes: Optional[Sequence[int]] = None,
+    layouts: Optional[Sequence[Tuple[str, int]]] = None,
     pipeline_parallel_sizes: Sequence[int] = (1,),
     decode_context_parallel_sizes: Sequence[int] = (1,),
     kv_cache_dtypes: Optional[Sequence[str]] = None,
@@ -272,6 +273,8 @@ def sweep(
     """Every combination of the axes, as ``gpubudget sweep --format json``; one SweepRow each.
     ``max_model_len`` is the length ``concurrency_at_target`` is for (default the model's maximum),
     as ``sweep --max-model-len``; ``target_len`` is its older name (a DeprecationWarning).
+    ``layouts`` pairs each GPU with its TP size instead of ``gpus`` x ``tensor_parallel_sizes``, as
+    ``sweep --layout h200:4,h100:8``: ``layouts=[("h200", 4), ("h100", 8)]``.
     ``deployment`` fields (docs/api.md) apply to every row."""
     if target_len is not None:
         if max_model_len is not None:
@@ -283,8 +286,9 @@ def sweep(
         "sweep",
         m,
         None,
-        gpus=list(_gpu_list(list(gpus), "gpus")),
-        tensor_parallel_sizes=list(tensor_parallel_sizes),
+        gpus=None if gpus is None else list(_gpu_list(list(gpus), "gpus")),
+        tensor_parallel_sizes=None if tensor_parallel_sizes is None else list(tensor_parallel_sizes),
+        layouts=None if layouts is None else [{"gpu": gpu, "tensor_parallel_size": tp} for gpu, tp in layouts],
         pipeline_parallel_sizes=list(pipeline_parallel_sizes),
         decode_context_parallel_sizes=list(decode_context_parallel_sizes),
         kv_cache_dtypes=None if kv_cache_dtypes is None else list(kv_cache_dtypes),

@@ -132,6 +132,14 @@ def test_plan_weights_diagnose_match_the_cli(cli, repo):
     assert d.to_dict() == document
 
 
+def test_sweep_layouts_pair_each_gpu_with_its_tp(cli):
+    # "4 x H100 or 8 x RTX 4090" is one sweep of two rows, as `sweep --layout h100:4,rtx-4090:8`.
+    r = gpubudget.sweep("meta-llama/Llama-3.1-8B", layouts=[("h100", 4), ("rtx-4090", 8)])
+    _, document, _ = cli.run("sweep", "meta-llama/Llama-3.1-8B", "--layout", "h100:4,rtx-4090:8", "--format", "json")
+    assert r.to_dict() == document
+    assert [(row["gpu"], row["tensor_parallel_size"]) for row in document] == [("h100", 4), ("rtx-4090", 8)]
+
+
 def test_sweep_takes_max_model_len_as_the_cli_does(cli):
     # The concurrency column is for --max-model-len tokens: 32,768 here, as `sweep --max-model-len 32768`.
     r = gpubudget.sweep("Qwen/Qwen3-8B", gpus=["h100"], tensor_parallel_sizes=[1, 2], max_model_len=32768)

@@ -13,6 +13,7 @@
 #include "gpubudget/diagnosis.h"
 #include "gpubudget/error.h"
 #include "gpubudget/json_documents.h"
+#include "gpubudget/limits.h"
 #include "gpubudget/load.h"
 #include "gpubudget/plan.h"
 #include "gpubudget/remedies.h"
@@ -196,17 +197,31 @@ std::vector<std::int64_t> counts(const JsonReader& r, const char* key, std::int6
 Answer sweep_operation(const JsonReader& r, const ConfigDir& configs, const ModelSpec* preloaded) {
   r.reject_unknown_keys({"operation", "config_dir", "model", "revision", "hub", "gpus", "tensor_parallel_sizes", "pipeline_parallel_sizes",
                          "decode_context_parallel_sizes", "kv_cache_dtypes", "gpu_memory_utilizations", "max_num_seqs",
-                         "max_model_len", "target_len", "vllm_version", "deployment"});
+                         "max_model_len", "target_len", "vllm_version", "deployment", "layouts"});
   if (r.has("max_model_len") && r.has("target_len")) {
     r.fail("target_len", "absent when max_model_len is given (target_len is its older name)");
   }
   const ModelSpec model = model_of(r, configs, preloaded);
   const VllmProfile profile = load_vllm_profile(r.optional_string("vllm_version").value_or(""), configs);
   SweepAxes axes;
-  const auto names = r.string_list("gpus");
-  if (names.empty()) r.fail("gpus", "a non-empty array of GPU preset names");
-  for (const auto& name : names) axes.gpus.push_back(load_gpu_preset(name, configs));
-  axes.tensor_parallel = counts(r, "tensor_parallel_sizes", 1);
+  // (GPU, TP) pairs, as the CLI's --layout h200:4,h100:8, instead of gpus x tensor_parallel_sizes.
+  for (const auto& pair : r.object_list("layouts")) {
+    pair.reject_unknown_keys({"gpu", "tensor_parallel_size"});
+    axes.layouts.push_back({load_gpu_preset(pair.string("gpu"), configs),
+                            pair.integer("tensor_parallel_size", 1, kMaxTensorParallelSize)});
+  }
+  if (r.has("layouts")) {
+    if (axes.layouts.empty()) r.fail("layouts", "a non-empty array of {gpu, tensor_parallel_size} objects");
+    if (r.has("gpus") || r.has("tensor_parallel_sizes")) {
+      r.fail("layouts", "given instead of gpus and tensor_parallel_sizes (each pair names its GPU and TP)");
+    }
+    axes.tensor_parallel.clear();
+  } else {
+    const auto names = r.string_list("gpus");
+    if (names.empty()) r.fail("gpus", "a non-empty array of GPU preset names");
+    for (const auto& name : names) axes.gpus.push_back(load_gpu_preset(name, configs));
+    axes.tensor_parallel = counts(r, "tensor_parallel_sizes", 1);
+  }
   axes.pipeline_parallel = counts(r, "pipeline_parallel_sizes", 1);
   axes.decode_context_parallel = counts(r, "decode_context_parallel_sizes", 1);
   if (r.has("kv_cache_dtypes")) {

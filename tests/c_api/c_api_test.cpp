@@ -111,6 +111,14 @@ TEST(CApi, EveryOtherOperationAnswersTheCliDocument) {
             cli({"sweep", "meta-llama/Llama-3.1-8B", "--gpu", "h100,rtx-4090", "-tp", "1,2", "--kv-cache-dtype",
                  "auto,fp8", "--format", "json"})
                 .text);
+  // (GPU, TP) pairs, as sweep --layout: 4 x H100 or 8 x RTX 4090, two rows.
+  const Reply pairs = call(nlohmann::json{{"operation", "sweep"},
+                                          {"model", "meta-llama/Llama-3.1-8B"},
+                                          {"layouts", {{{"gpu", "h100"}, {"tensor_parallel_size", 4}},
+                                                       {{"gpu", "rtx-4090"}, {"tensor_parallel_size", 8}}}}});
+  EXPECT_EQ(pairs.text, cli({"sweep", "meta-llama/Llama-3.1-8B", "--layout", "h100:4,rtx-4090:8", "--format", "json"}).text);
+  ASSERT_EQ(nlohmann::json::parse(pairs.text).size(), 2U) << pairs.text;
+  EXPECT_EQ(nlohmann::json::parse(pairs.text)[1]["tensor_parallel_size"], 8) << pairs.text;
   const Reply plan = call(nlohmann::json{
       {"operation", "plan"}, {"model", "meta-llama/Llama-3.1-8B"}, {"max_model_len", 32768}, {"concurrency", 4},
       {"gpus", {"h100", "rtx-4090"}}});
@@ -137,6 +145,17 @@ TEST(CApi, MalformedRequestsAreStatusThreeWithAMessage) {
   expect_refused(call(std::string(100, '[').c_str()), "request is nested deeper than 16");
   // Per operation: a missing field, a field of the wrong type, an unknown field, a bad value.
   expect_refused(call(nlohmann::json{{"operation", "fit"}, {"gpu", "h100"}}), "request:/model: expected a string");
+  expect_refused(call(nlohmann::json{{"operation", "sweep"},
+                                     {"model", "meta-llama/Llama-3.1-8B"},
+                                     {"layouts", {{{"gpu", "h100"}, {"tensor_parallel_size", 0}}}}}),
+                 "request:/layouts/0/tensor_parallel_size: expected an integer in [1, 1024], got 0");
+  expect_refused(call(nlohmann::json{{"operation", "sweep"},
+                                     {"model", "meta-llama/Llama-3.1-8B"},
+                                     {"gpus", {"h100"}},
+                                     {"layouts", {{{"gpu", "h100"}, {"tensor_parallel_size", 2}}}}}),
+                 "request:/layouts: expected given instead of gpus");
+  expect_refused(call(nlohmann::json{{"operation", "sweep"}, {"model", "meta-llama/Llama-3.1-8B"}, {"layouts", {"h100:4"}}}),
+                 "request:/layouts: expected an array of objects");
   expect_refused(call(nlohmann::json{{"operation", "fit"}, {"model", "meta-llama/Llama-3.1-8B"}, {"gpu", 80}}),
                  "request:/gpu: expected an array of strings, got 80");
   expect_refused(call(nlohmann::json{{"operation", "fit"},
