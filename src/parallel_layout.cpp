@@ -117,6 +117,38 @@ void check_linear(const ModelSpec& model, const LinearModule& m, std::int64_t tp
   }
 }
 
+// Decode context parallelism over standard (GQA / MQA / MHA) attention splits the KV heads' tokens
+// among the ranks that would otherwise hold the same head: ModelConfig.verify_with_parallel_config
+// (vllm/config/model.py, from v0.11.1, #24864) asserts, for a model that does not use MLA,
+//   tp > total_num_kv_heads,  dcp <= tp // total_num_kv_heads,  (num_heads // total_num_kv_heads) % dcp == 0.
+// MLA models are exempt (their latent KV is one head replicated on every rank); with VLLM_MLA_DISABLE
+// the served model's layers are standard attention and the checks apply to them.
+void check_gqa_decode_context_parallel(const ModelSpec& model, const ParallelLayout& layout) {
+  for (const auto& layer : model.layers) {
+    const AttentionSpec& a = layer.attention;
+    if (layer.parallel_state || a.kind != AttentionKind::kFull || a.num_key_value_heads < 1) continue;
+    const std::int64_t kv_heads = a.num_key_value_heads;
+    if (layout.tp <= kv_heads) {
+      reject(model, fmt::format("--decode-context-parallel-size {} with GQA/MQA attention needs --tensor-parallel-size "
+                                "above the {} KV heads, got {} (vLLM: \"tensor parallel size {} must be greater than "
+                                "total num kv heads {} when enable decode context parallel for GQA/MQA\")",
+                                layout.dcp, kv_heads, layout.tp, layout.tp, kv_heads));
+    }
+    if (layout.dcp > layout.tp / kv_heads) {
+      reject(model, fmt::format("--decode-context-parallel-size {}: at most --tensor-parallel-size {} // {} KV heads "
+                                "= {} for GQA/MQA attention (each KV head is split over the ranks that replicate it)",
+                                layout.dcp, layout.tp, kv_heads, layout.tp / kv_heads));
+    }
+    const std::int64_t queries_per_kv = a.num_attention_heads / kv_heads;
+    if (queries_per_kv % layout.dcp != 0) {
+      reject(model, fmt::format("--decode-context-parallel-size {} must divide the {} query heads per KV head "
+                                "(vLLM asserts it for GQA)",
+                                layout.dcp, queries_per_kv));
+    }
+    return;  // vLLM checks the model's one total_num_kv_heads: the first standard layer stands for it
+  }
+}
+
 }  // namespace
 
 ParallelLayout make_parallel_layout(const ModelSpec& model, const Deployment& d, std::int64_t pp_rank) {
@@ -178,6 +210,7 @@ ParallelLayout make_parallel_layout(const ModelSpec& model, const Deployment& d,
                                   : kind == AttentionKind::kSlidingWindow ? "sliding-window" : "chunked-local"));
       }
     }
+    check_gqa_decode_context_parallel(model, layout);
   }
   for (const auto& layer : model.layers) {
     if (layer.attention.num_attention_heads % layout.tp != 0) {

@@ -120,6 +120,38 @@ TEST(DecodeContextParallel, ImpossibleCombinationsSayWhy) {
   }
 }
 
+
+TEST(DecodeContextParallel, GqaNeedsTensorParallelBeyondTheKvHeads) {
+  // Llama-3.1-8B: 32 query heads, 8 KV heads. vllm/config/model.py (verify_with_parallel_config, from
+  // 0.11.1) asserts tp > 8, dcp <= tp // 8 and (32 // 8) % dcp == 0 for a model without MLA.
+  auto refusal = [](std::int64_t tp, std::int64_t dcp) {
+    Deployment d;
+    d.tensor_parallel_size = tp;
+    d.decode_context_parallel_size = dcp;
+    try {
+      run("meta-llama/Llama-3.1-8B-Instruct", "h100", d);
+      return std::string();
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+  };
+  EXPECT_NE(refusal(8, 2).find("tensor parallel size 8 must be greater than total num kv heads 8"), std::string::npos)
+      << refusal(8, 2);
+  EXPECT_NE(refusal(4, 2).find("above the 8 KV heads, got 4"), std::string::npos) << refusal(4, 2);
+  EXPECT_EQ(refusal(16, 2), "");  // 16 // 8 = 2 ranks per KV head; 4 query heads per KV head split in 2
+  EXPECT_NE(refusal(16, 4).find("at most --tensor-parallel-size 16 // 8 KV heads = 2"), std::string::npos)
+      << refusal(16, 4);
+  EXPECT_EQ(refusal(32, 4), "");  // 32 // 8 = 4 >= 4, and 4 % 4 == 0
+  // Each rank of a DCP group keeps cdiv(M, dcp) tokens of its KV head: at TP 16 the 8 heads are held
+  // twice without DCP (tp / 8 = 2 copies) and once with DCP 2, so the per-rank need halves.
+  Deployment plain;
+  plain.tensor_parallel_size = 16;
+  Deployment split = plain;
+  split.decode_context_parallel_size = 2;
+  const FitResult a = run("meta-llama/Llama-3.1-8B-Instruct", "h100", plain);
+  const FitResult b = run("meta-llama/Llama-3.1-8B-Instruct", "h100", split);
+  EXPECT_EQ(a.needed.count(), 2 * b.needed.count());
+}
 TEST(EntryPoint, TheOfflineLlmClassBatchesMoreTokens) {
   // EngineArgs.get_batch_defaults: on a >= 70 GiB GPU that is not an A100, `vllm serve` defaults to
   // 8192 batched tokens and the LLM class to 16384 (1024 sequences each); on an A100, 2048 and 8192.

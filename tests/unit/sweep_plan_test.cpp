@@ -68,18 +68,18 @@ TEST(FitMemoTest, OneEntryPerLayoutAndTheSameAnswersAsWithoutIt) {
   const ModelSpec m = test::bundled("Qwen/Qwen3-30B-A3B");
   FitMemo memo(m);
   Deployment d;
-  d.tensor_parallel_size = 2;
-  const ParallelLayout& tp2 = memo.layout(d, 0);
-  EXPECT_EQ(tp2, make_parallel_layout(m, d, 0));
+  d.tensor_parallel_size = 8;  // DCP over GQA needs TP above the 4 KV heads (vLLM >= 0.11.1)
+  const ParallelLayout& tp8 = memo.layout(d, 0);
+  EXPECT_EQ(tp8, make_parallel_layout(m, d, 0));
   d.kv_cache_dtype = KvCacheDtypeChoice::kFp8;  // not a layout setting: the same entry
-  EXPECT_EQ(&memo.layout(d, 0), &tp2);
+  EXPECT_EQ(&memo.layout(d, 0), &tp8);
   d.decode_context_parallel_size = 2;
-  const ParallelLayout& tp2_dcp2 = memo.layout(d, 0);
-  EXPECT_NE(&tp2_dcp2, &tp2);
-  EXPECT_EQ(tp2_dcp2.dcp, 2);
-  const WeightsBreakdown& a = memo.weights(tp2);
-  EXPECT_EQ(&memo.weights(tp2_dcp2), &a);  // DCP changes no weight
-  EXPECT_EQ(a.total, weights_per_gpu(m, tp2).total);
+  const ParallelLayout& tp8_dcp2 = memo.layout(d, 0);
+  EXPECT_NE(&tp8_dcp2, &tp8);
+  EXPECT_EQ(tp8_dcp2.dcp, 2);
+  const WeightsBreakdown& a = memo.weights(tp8);
+  EXPECT_EQ(&memo.weights(tp8_dcp2), &a);  // DCP changes no weight
+  EXPECT_EQ(a.total, weights_per_gpu(m, tp8).total);
   d = Deployment{};
   d.tensor_parallel_size = 4;
   EXPECT_EQ(memo.weights(memo.layout(d, 0)).total, weights_per_gpu(m, make_parallel_layout(m, d, 0)).total);
