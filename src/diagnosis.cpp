@@ -295,7 +295,22 @@ void predict(const VllmLogFacts& f, const DiagnosisContext& c, Diagnosis& d) {
                                 available ? "logged" : "predicted");
     }
     if (d.root_cause != "none") {
-      d.model_remedies = find_remedies(model, {*c.gpu}, dep, profile, predicted);
+      // Remedies start from what the run measured: the logged available memory, the prediction's
+      // budget moved by the difference, so that each change is judged against this run's memory.
+      Deployment anchored = dep;
+      std::optional<FitResult> anchored_fit;
+      if (available) {
+        anchored.kv_budget_correction = bytes_of_gib(*available) - w.kv_cache;
+        anchored_fit = fit(model, *c.gpu, anchored, profile);
+        const Bytes held = w.weights.total + bytes_of_gib(*available);
+        if (!f.model_loading_gib && held > w.requested) {
+          d.notes.push_back(fmt::format(
+              "the log's {} available and the predicted {} of weights exceed the {} vLLM may use on {}: the "
+              "GPU (its memory), the model or the layout differ from the run's; remedies rest on the logged figure",
+              gib_text(*available), gib_text(gib_of(w.weights.total)), gib_text(gib_of(w.requested)), c.gpu->name));
+        }
+      }
+      d.model_remedies = find_remedies(model, {*c.gpu}, anchored, profile, anchored_fit ? *anchored_fit : predicted);
       std::vector<std::string> flags;
       if (d.root_cause == "kv_cache_too_small" && shorter_length_fits(d)) {
         flags.push_back(fmt::format("--max-model-len {}", *d.fitting_max_model_len));

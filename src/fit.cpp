@@ -348,7 +348,8 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
     if (d.kv_cache_memory) {
       w.kv_cache = *d.kv_cache_memory;
     } else {
-      w.kv_cache = requested - w.weights.total - w.overheads.activation_peak - w.overheads.non_torch;
+      w.kv_cache = requested - w.weights.total - w.overheads.activation_peak - w.overheads.non_torch +
+                   d.kv_budget_correction;
       if (w.overheads.cudagraph_charged) w.kv_cache -= w.overheads.cudagraph;
     }
     w.kv = make_kv_cache_layout(model, layout, kv.settings, kv.mamba_state_bytes);

@@ -421,7 +421,7 @@ int run_command(std::vector<std::string> args, std::ostream& out, std::ostream& 
   app.add_option("--color", color_mode, "colour the verdict and warnings: auto (on a terminal, unless NO_COLOR), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   std::size_t width = columns > 0 ? columns : kDefaultColumns;
-  app.add_option("--width", width, "columns of the fit and plan reports (default: the terminal's, else 80; 0: no wrapping)")
+  app.add_option("--width", width, "columns of the text reports (default: the terminal's, else 80; 0: no wrapping)")
       ->check(CLI::Range(0, 10000).description("0 to 10000"));
   std::string config_dir;
   app.add_option("--config-dir", config_dir, "directory with gpus/, vllm/, models/ (default: bundled)");
@@ -523,13 +523,19 @@ int run_command(std::vector<std::string> args, std::ostream& out, std::ostream& 
       fit_options.width = width;
       return run_fit(fit_options, configs, out, err);
     }
-    if (weights->parsed()) return run_weights(weights_options, configs, out, err);
+    if (weights->parsed()) {
+      weights_options.width = width;
+      return run_weights(weights_options, configs, out, err);
+    }
     if (sweep->parsed()) return run_sweep_command(sweep_options, configs, out, err);
     if (plan->parsed()) {
       plan_options.width = width;
       return run_plan(plan_options, configs, out, err);
     }
-    if (diagnose->parsed()) return run_diagnose(diagnose_options, configs, out, err);
+    if (diagnose->parsed()) {
+      diagnose_options.width = width;
+      return run_diagnose(diagnose_options, configs, out, err);
+    }
     if (calibrate->parsed()) return run_calibrate(calibrate_options, configs, out, err);
     if (gpus->parsed()) return run_gpus(configs, gpus_json, out);
     if (models->parsed()) return run_models(configs, models_status, models_json_output, out);

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -10,6 +11,7 @@
 #include "gpubudget/json_documents.h"
 #include "gpubudget/error.h"
 #include "gpubudget/vllm_log.h"
+#include "text_width.h"
 
 namespace gpubudget::cli {
 
@@ -46,14 +48,15 @@ void print_human(const VllmLogFacts& f, const Diagnosis& d, std::ostream& out) {
   }
   if (!d.comparison.empty()) {
     out << fmt::format("\ngpubudget beside the log ({}):\n", d.gpu);
-    out << fmt::format("  {:<32}{:>7}{:>12}{:>12}{:>9}  {}\n", "figure", "unit", "logged", "predicted", "diff",
-                       "basis");
+    // 74 columns of figures; each row's basis on the line below it.
+    out << fmt::format("  {:<32}{:>7}{:>12}{:>12}{:>9}\n      {}\n", "figure", "unit", "logged", "predicted", "diff",
+                       "(basis)");
     for (const auto& c : d.comparison) {
       std::string diff = "";
       if (c.logged && c.predicted && *c.logged != 0) {
         diff = fmt::format("{:+.1f}%", (*c.predicted - *c.logged) / std::fabs(*c.logged) * 100.0);
       }
-      out << fmt::format("  {:<32}{:>7}{:>12}{:>12}{:>9}  {}\n", c.figure, c.unit, figure_text(c.logged, c.unit),
+      out << fmt::format("  {:<32}{:>7}{:>12}{:>12}{:>9}\n      {}\n", c.figure, c.unit, figure_text(c.logged, c.unit),
                          figure_text(c.predicted, c.unit), diff, c.basis);
     }
   }
@@ -78,7 +81,9 @@ int run_diagnose(const DiagnoseOptions& o, const ConfigDir& configs, std::ostrea
   if (o.json) {
     report << diagnosis_json(facts, d);
   } else {
-    print_human(facts, d, report);
+    std::ostringstream text;
+    print_human(facts, d, text);
+    report << wrap_long_lines(text.str(), o.width);
   }
   if (!o.emit_observation.empty()) {
     const std::string row = observation_row(facts, d, context);

@@ -2,6 +2,7 @@
 // what went wrong in a vLLM startup log, and what to launch instead.
 #pragma once
 
+#include <cstddef>
 #include <ostream>
 #include <string>
 
@@ -19,6 +20,7 @@ struct DiagnoseOptions {
   std::string kv_cache_dtype;
   std::string emit_observation;  // "" = none, "-" = stdout
   bool json = false;
+  std::size_t width = 80;  // columns of the text report (0: no wrapping)
 };
 
 // Returns 0 (a diagnosis was made, whatever the log shows). Throws InputError for an unreadable

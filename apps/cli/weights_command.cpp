@@ -1,6 +1,8 @@
 #include "weights_command.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -9,6 +11,7 @@
 #include "gpubudget/fit.h"
 #include "gpubudget/json_documents.h"
 #include "gpubudget/weights_report.h"
+#include "text_width.h"
 
 namespace gpubudget::cli {
 
@@ -42,7 +45,14 @@ void write_text(const WeightsReport& report, std::ostream& out) {
                        report.index_path.empty() ? "" : " (per " + report.index_path + ")");
   }
   const std::string by(grouping_name(report.by));
-  const std::size_t width = report.by == WeightsGrouping::kTensor ? 56 : 24;
+  // The name column leaves the figures within 80 columns; a longer name (a tensor's) takes a line of its
+  // own, its figures on the next.
+  const bool compared = std::any_of(report.workers.begin(), report.workers.end(),
+                                    [](const WeightsWorker& w) { return w.headers.has_value(); });
+  const std::size_t width = report.by == WeightsGrouping::kTensor ? (compared ? 35 : 43) : 24;
+  auto name_cell = [&](const std::string& name) {
+    return name.size() <= width ? name : name + "\n  " + std::string(width, ' ');
+  };
   for (const WeightsWorker& w : report.workers) {
     const HeaderComparison* cmp = w.headers ? &*w.headers : nullptr;
     out << fmt::format("\npipeline stage {} (layers {}-{}):\n", w.pp_rank, w.first_layer, w.end_layer - 1);
@@ -53,10 +63,10 @@ void write_text(const WeightsReport& report, std::ostream& out) {
     }
     for (const auto& r : w.rows) {
       if (cmp) {
-        out << fmt::format("  {:<{}} {:>14} {:>14} {:>+12}\n", r.name, width, gib(r.per_gpu), gib(r.header_per_gpu),
+        out << fmt::format("  {:<{}} {:>14} {:>14} {:>+12}\n", name_cell(r.name), width, gib(r.per_gpu), gib(r.header_per_gpu),
                            (r.header_per_gpu - r.per_gpu).count());
       } else {
-        out << fmt::format("  {:<{}} {:>14} {:>18}\n", r.name, width, gib(r.per_gpu), gib(r.checkpoint));
+        out << fmt::format("  {:<{}} {:>14} {:>18}\n", name_cell(r.name), width, gib(r.per_gpu), gib(r.checkpoint));
       }
     }
     out << fmt::format("  {:<{}} {:>14}", "total", width, gib(w.config_per_gpu));
@@ -107,7 +117,9 @@ int run_weights(const WeightsOptions& o, const ConfigDir& configs, std::ostream&
   if (o.json) {
     out << weights_json(report);
   } else {
-    write_text(report, out);
+    std::ostringstream text;
+    write_text(report, text);
+    out << wrap_long_lines(text.str(), o.width);
   }
   return 0;
 }

@@ -2,6 +2,7 @@
 // folder holds safetensors files, the figure derived from their headers next to the config's.
 #pragma once
 
+#include <cstddef>
 #include <ostream>
 #include <string>
 
@@ -23,6 +24,7 @@ struct WeightsOptions {
   Deployment deployment;
   bool json = false;
   bool no_headers = false;   // do not read safetensors headers even when present
+  std::size_t width = 80;    // columns of the text report (0: no wrapping)
 };
 
 // Returns 0. Throws InputError / UsageError.

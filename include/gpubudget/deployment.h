@@ -226,6 +226,10 @@ struct Deployment {
   // --kv-cache-memory-bytes: the KV budget per GPU, bypassing the utilization budget entirely.
   // Default (nullopt): requested memory minus weights and overheads.
   std::optional<Bytes> kv_cache_memory;
+  // Added to every worker's predicted KV budget (bytes, either sign) when kv_cache_memory is not set:
+  // what a logged startup measured beyond the estimate, carried into the what-ifs of that run
+  // (diagnose evaluates remedies with the logged available memory as the starting point). Default 0.
+  Bytes kv_budget_correction{0};
   // --speculative-config. Default: none.
   SpeculativeDecoding speculative;
   // --enable-lora, --max-loras, --max-lora-rank, --lora-dtype, --fully-sharded-loras. Default: off.

@@ -235,6 +235,44 @@ TEST(FirstUse, DiagnoseTakesTheModelAndVersionFromTheLogAndNeverOffersLess) {
   EXPECT_NE(old["notes"].dump().find("no prediction for the log's vLLM 0.7.2"), std::string::npos) << old["notes"].dump();
 }
 
+TEST(FirstUse, DiagnoseOnAVllm010LogUsesTheNearestProfileAndTheLoggedMemory) {
+  // vo-215: Qwen3-Coder-480B-A35B-Instruct-FP8, DP 8 + EP on H20s under vLLM 0.10.1.dev, 262,144 tokens:
+  // "62.00 GiB KV cache is needed ... available KV cache memory (48.66 GiB)". By hand: 62 layers x 2 x 8
+  // KV heads x 128 x 2 B = 253,952 B/token; x 262,144 = 66,571,993,088 B = 62.00 GiB (DP does not split
+  // the KV heads). FP8 halves it to 31.00 GiB, which the logged 48.66 GiB holds.
+  const std::string log = (std::filesystem::path(GPUBUDGET_TEST_DATA_DIR) / "logs" /
+                           "v0.10-qwen3-coder-480b-fp8-h20-dp8-kv-check.log").string();
+  const std::string model =
+      (std::filesystem::path(GPUBUDGET_TEST_DATA_DIR) / "configs" / "qwen3-coder-480b-a35b-instruct-fp8").string();
+  const CliRun r = run({"diagnose", log, "--model", model, "--gpu", "h20", "--json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["vllm_version"], "0.10.1.dev101+gbda9d0535");
+  EXPECT_EQ(doc["root_cause"], "kv_cache_too_small");
+  const std::string notes = doc["notes"].dump();
+  // No 0.10 profile: the nearest (the oldest, 0.11) answers, and says so.
+  EXPECT_NE(notes.find("the oldest profile (0.11) is used"), std::string::npos) << notes;
+  // The 96 GB H20 preset cannot hold the predicted weights and the logged 48.66 GiB: said, not hidden
+  // (the run's own second start, at utilization 0.95, logged 6.99 GiB more: a 139.8 GiB GPU).
+  EXPECT_NE(notes.find("remedies rest on the logged figure"), std::string::npos) << notes;
+  bool fp8 = false, shorter = false;
+  for (const auto& remedy : doc["remedies"]) {
+    const std::string text = remedy.get<std::string>();
+    if (text.rfind("--max-model-len 205728", 0) == 0) {
+      shorter = true;  // vLLM's own estimate, the one change that gives less than the log asked for
+      continue;
+    }
+    const auto at = text.find("(largest length ");
+    ASSERT_NE(at, std::string::npos) << text;
+    EXPECT_GE(std::stoll(text.substr(at + 16)), 262144) << text;
+    fp8 = fp8 || text.rfind("--kv-cache-dtype fp8", 0) == 0;
+  }
+  EXPECT_TRUE(shorter) << doc["remedies"].dump();
+  EXPECT_TRUE(fp8) << "FP8 KV needs 31.00 GiB of the logged 48.66: " << doc["remedies"].dump();
+  // Utilization 0.95 adds 0.05 of the GPU to the logged 48.66 GiB: short of 62.00 on any H20, so no remedy.
+  EXPECT_NE(notes.find("not suggested: GPU memory utilization 0.95"), std::string::npos) << notes;
+}
+
 TEST(FirstUse, PlanProposesNodeShapedLayoutsAndSaysWhySimplerOnesFail) {
   // DeepSeek-V3 (671B, FP8 blocks: ~640 GiB of weights), 16 requests of 64k tokens.
   const CliRun r = run({"plan", "deepseek-ai/DeepSeek-V3", "--max-model-len", "65536", "--concurrency", "16", "--gpu",
