@@ -4,7 +4,7 @@ set -euo pipefail
 packages=(g++ cmake make pkg-config nlohmann-json3-dev libcli11-dev libfmt-dev libeigen3-dev libgtest-dev
           libsimdjson-dev libre2-dev libcurl4-openssl-dev python3 python3-dev python3-pybind11 python3-pytest
           python3-venv python3-pip python3-setuptools python3-wheel
-          emscripten chromium python3-websocket fonts-liberation)
+          python3-jsonschema emscripten chromium python3-websocket fonts-liberation)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -72,6 +72,7 @@ std::vector<SweepRow> run_sweep(const ModelSpec& model, const SweepAxes& axes, c
                 row.kv_cache_per_gpu = w.kv_cache;
                 row.warnings = r.warnings;
                 row.starts = r.vllm_would_start;
+                row.start_blocker = r.start_blocker;
                 row.gpu_memory_utilization = r.gpu_memory_utilization;
                 row.block_size = r.block_size;
               } catch (const InputError& e) {

@@ -123,7 +123,7 @@ void write_sweep_table(const std::vector<SweepRow>& rows, std::int64_t target_sh
                                  -to_gib(r.kv_cache_per_gpu)),
                      kIndent, kWidth);
     }
-    if (!r.starts) out << wrap_paragraph("vLLM would not start: no attention backend for this KV dtype", kIndent, kWidth);
+    if (!r.starts) out << wrap_paragraph("vLLM would not start: " + r.start_blocker, kIndent, kWidth);
   }
 }
 
@@ -190,19 +190,19 @@ int run_sweep_command(const SweepOptions& o, const ConfigDir& configs, std::ostr
     SweepChart chart;
     chart.title = fmt::format("{} ({})", o.model, model.architecture);
     chart.model_max = model.derived_max_model_len;
+    chart.target_len = target_shown;
     for (const auto& r : rows) {
       chart.labels.push_back(label_of(r, o));
       std::string note;
       if (!r.valid) {
         note = short_error(r.error, model.source);
-        if (note.size() > 90) {
-          note.resize(87);
-          note.append("...");
-        }
       } else if (!r.starts) {
-        note = "vLLM would not start: no backend for this KV dtype";
+        note = "vLLM would not start: " + r.start_blocker;
+      } else if (r.kv_cache_per_gpu.count() <= 0) {
+        note = fmt::format("no KV cache: the weights and overheads need {:.2f} GiB more than vLLM may use",
+                           -to_gib(r.kv_cache_per_gpu));
       } else if (r.max_model_len == 0) {
-        note = "the weights leave no room for the KV cache";
+        note = "no --max-model-len fits in the KV cache that is left";
       }
       chart.notes.push_back(note);
     }

@@ -45,6 +45,7 @@ struct SweepRow {
   Bytes weights_per_gpu;               // binding worker
   Bytes kv_cache_per_gpu;              // binding worker
   bool starts = true;                  // false when vLLM would not start (FitResult::vllm_would_start)
+  std::string start_blocker;           // why not, when `starts` is false (FitResult::start_blocker)
   Bytes gpu_memory;                    // the GPU's CUDA-visible total
   double gpu_memory_utilization = 0;   // as resolved (valid rows)
   std::int64_t block_size = 0;         // as resolved (valid rows)
