@@ -100,7 +100,7 @@ TEST(FirstUse, LaunchFlagWarningsReachTheJsonAndTheVerdict) {
   ASSERT_EQ(doc["warnings"].size(), 1U) << doc["warnings"].dump();
   EXPECT_EQ(doc["warnings"][0].get<std::string>().rfind(expected, 0), 0U) << doc["warnings"].dump();
   EXPECT_NE(j.err.find("warning: " + expected), std::string::npos) << j.err;
-  // The phrase on one line: --width 0 (the report wraps at 80 columns by default, FitReportFits80Columns).
+  // The phrase on one line: --width 0 (the report wraps at 80 columns by default, ReportsFit80Columns).
   std::vector<std::string> unwrapped = {"--width", "0"};
   unwrapped.insert(unwrapped.end(), flagged.begin(), flagged.end());
   const CliRun t = run(unwrapped);
@@ -466,7 +466,7 @@ TEST(FirstUse, SweepComparesGpuAndTpPairsIn80Columns) {
   EXPECT_EQ(run({"sweep", "deepseek-ai/DeepSeek-V3", "--layout", "h200"}).code, 2);
 }
 
-TEST(FirstUse, FitReportFits80Columns) {
+TEST(FirstUse, ReportsFit80Columns) {
   // Default (no terminal): 80 columns. UTF-8 characters (≈, ±) count one column each.
   const auto columns = [](const std::string& line) {
     std::size_t n = 0;
@@ -478,6 +478,8 @@ TEST(FirstUse, FitReportFits80Columns) {
        "--vllm-version", "0.15", "--gpu-memory-utilization", "0.9"},
       {"fit", "Qwen/Qwen3-Next-80B-A3B-Instruct", "--gpu", "h100", "-tp", "2", "--explain"},
       {"fit", "meta-llama/Llama-3.1-70B", "--gpu", "rtx-4090"},
+      {"diagnose", (std::filesystem::path(GPUBUDGET_TEST_DATA_DIR) / "logs" / "incident-kimi-k25-tp8.log").string(),
+       "--model", "nvidia/Kimi-K2.5-NVFP4", "--gpu", "rtx-pro-6000"},
   };
   for (const auto& args : reports) {
     const CliRun r = run(args);
@@ -494,6 +496,14 @@ TEST(FirstUse, FitReportFits80Columns) {
     std::size_t longest_unwrapped = 0;
     for (std::string line; std::getline(unwrapped, line);) longest_unwrapped = std::max(longest_unwrapped, columns(line));
     EXPECT_GT(longest_unwrapped, 80U) << args[1];
+  }
+  // The weights table: names of up to 43 columns beside their figures, a longer tensor name on its own line.
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"weights", "nvidia/Kimi-K2.5-NVFP4", "-tp", "8",
+                                                                        "--by", "tensor"},
+                                               std::vector<std::string>{"weights", "deepseek-ai/DeepSeek-V3", "-tp", "8",
+                                                                        "-pp", "2", "--by", "layer"}}) {
+    std::istringstream lines(run(args).out);
+    for (std::string line; std::getline(lines, line);) EXPECT_LE(columns(line), 80U) << args[1] << ": " << line;
   }
   // The verdict reads whole, after its clause.
   EXPECT_NE(run(reports[0]).out.find("Requested length 262,144 (the model's maximum):\n"
