@@ -296,7 +296,7 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
   }
   const detail::CudaGraphChoice graphs = detail::cuda_graph_choice(d, profile);
   if (!graphs.caveat.empty()) r.warnings.push_back(graphs.caveat);
-  const detail::All2AllBuffers all2all = detail::all2all_buffers(model, d, profile, r.scheduler);
+  const detail::All2AllBuffers all2all = detail::all2all_buffers(model, d, gpu, profile, r.scheduler);
   for (const auto& note : all2all.notes) r.notes.push_back(note);
   for (const auto& warning : all2all.warnings) r.warnings.push_back(warning);
   if (!all2all.start_blocker.empty() && r.vllm_would_start) {

@@ -18,7 +18,7 @@ GpuSpec parse_gpu(const std::filesystem::path& path) {
   const nlohmann::json json = detail::parse_json(detail::read_text_file(path.string()), path.string());
   const detail::JsonReader r(json, path.string());
   r.reject_unknown_keys({"schema_version", "name", "device_name", "memory_bytes", "memory_source", "nvidia_smi_mib",
-                         "platform", "compute_capability", "nvlink", "memory_estimated", "notes"});
+                         "platform", "compute_capability", "nvlink", "memory_estimated", "multiprocessors", "notes"});
   if (r.integer("schema_version", 1, 1) != 1) r.fail("schema_version", "1");
   GpuSpec g;
   g.name = r.string("name");
@@ -40,6 +40,7 @@ GpuSpec parse_gpu(const std::filesystem::path& path) {
   }
   g.nvlink = r.boolean("nvlink", true);
   g.memory_estimated = r.boolean("memory_estimated", false);
+  g.multiprocessors = r.optional_integer("multiprocessors", 1, 100000).value_or(0);
   return g;
 }
 

@@ -210,7 +210,7 @@ VllmProfile detail::parse_vllm_profile(const std::string& text, const std::strin
   if (r.has("all2all")) {
     const detail::JsonReader a = r.object("all2all");
     a.reject_unknown_keys({"deepep_high_throughput_disables_cuda_graphs", "backend_env", "dispatch_tokens", "moe_dp_chunk_size",
-                           "batched_dp_moe_default_tokens", "note"});
+                           "batched_dp_moe_default_tokens", "unknown_backends", "fallback_backends", "one_sided_dispatch_formats", "note"});
     p.all2all.deepep_high_throughput_disables_cuda_graphs = a.boolean("deepep_high_throughput_disables_cuda_graphs", true);
     p.all2all.backend_env = a.boolean("backend_env", false);
     const std::string tokens = a.optional_string("dispatch_tokens").value_or("moe_dp_chunk_size");
@@ -220,6 +220,24 @@ VllmProfile detail::parse_vllm_profile(const std::string& text, const std::strin
     p.all2all.dispatch_tokens_are_batched_tokens = tokens == "max_num_batched_tokens";
     p.all2all.moe_dp_chunk_size = a.optional_integer("moe_dp_chunk_size", 1, 1 << 20).value_or(256);
     p.all2all.batched_dp_moe_default_tokens = a.optional_integer("batched_dp_moe_default_tokens", 0, 1 << 20).value_or(0);
+    if (a.has("one_sided_dispatch_formats")) {
+      p.all2all.one_sided_dispatch_formats = a.string_list("one_sided_dispatch_formats");
+      for (const auto& f : p.all2all.one_sided_dispatch_formats) {
+        if (f != "nvfp4" && f != "bf16" && f != "mxfp8") a.fail("one_sided_dispatch_formats", "\"nvfp4\", \"bf16\" or \"mxfp8\"");
+      }
+    }
+    for (const char* key : {"unknown_backends", "fallback_backends"}) {
+      if (!a.has(key)) continue;
+      auto& names = std::string_view(key) == "unknown_backends" ? p.all2all.unknown_backends : p.all2all.fallback_backends;
+      names = a.string_list(key);
+      for (const auto& n : names) {
+        try {
+          parse_all2all_backend(n);
+        } catch (const InputError&) {
+          a.fail(key, "names of --all2all-backend values");
+        }
+      }
+    }
   }
   if (r.has("lora")) {
     const detail::JsonReader l = r.object("lora");

@@ -236,6 +236,11 @@ ResolvedFit resolve_fit_options(const FitOptions& o, const ConfigDir& configs, s
       if (d.deepep_buffer_size_mb < 1 || d.deepep_buffer_size_mb > (1 << 20)) {
         throw UsageError(fmt::format("--vllm-env {}={}: expected MiB from 1 to 1048576", var, value));
       }
+    } else if (var == "VLLM_NIXL_EP_MAX_NUM_RANKS") {
+      d.nixl_ep_max_num_ranks = parse_human_int(var, value);
+      if (d.nixl_ep_max_num_ranks < 1 || d.nixl_ep_max_num_ranks > 4096) {
+        throw UsageError(fmt::format("--vllm-env {}={}: expected ranks from 1 to 4096", var, value));
+      }
     } else if (var == "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE") {
       d.allow_chunked_local_attn_with_hybrid_kv_cache = env_bool(var, value);
     } else if (var == "VLLM_MLA_DISABLE") {

@@ -90,6 +90,7 @@ const std::vector<std::string>& modelled_vllm_env_vars() {
                                                  "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE",
                                                  "VLLM_ALL2ALL_BACKEND",
                                                  "VLLM_DEEPEP_BUFFER_SIZE_MB",
+                                                 "VLLM_NIXL_EP_MAX_NUM_RANKS",
                                                  "VLLM_MLA_DISABLE"};
   return kVars;
 }

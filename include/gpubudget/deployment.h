@@ -119,7 +119,7 @@ enum class EncoderTpMode {
 enum class All2AllBackend {
   kAllgatherReducescatter,  // the default: NCCL all-gather / reduce-scatter, no buffers of its own
   kNaive,                   // removed (falls back to allgather_reducescatter); no buffers either
-  kPplx,                    // removed from 2026-02 (falls back); its buffers are not modelled
+  kPplx,                    // pplx-kernels; removed in 0.17 (#33724: vLLM falls back to allgather_reducescatter)
   kDeepEpHighThroughput,
   kDeepEpLowLatency,
   kFlashInferTwoSided,      // also "flashinfer_all2allv"
@@ -252,6 +252,8 @@ struct Deployment {
   // buffer across nodes). The backend allocates only with --enable-expert-parallel and DP > 1.
   All2AllBackend all2all_backend = All2AllBackend::kAllgatherReducescatter;
   std::int64_t deepep_buffer_size_mb = 1024;
+  // VLLM_NIXL_EP_MAX_NUM_RANKS (0.18+): the ranks nixl_ep sizes its buffer for (elastic EP). Default 32.
+  std::int64_t nixl_ep_max_num_ranks = 32;
   // --attention-backend / VLLM_ATTENTION_BACKEND: the backend vLLM must use ("" lets it choose).
   std::string attention_backend;
   // VLLM_MLA_DISABLE=1 (vllm/envs.py; ModelConfig.use_mla): DeepSeek-style models run their MLA

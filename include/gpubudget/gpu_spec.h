@@ -25,6 +25,9 @@ struct GpuSpec {
   int compute_capability_major = 0;  // CUDA only; 0 on ROCm
   int compute_capability_minor = 0;
   bool nvlink = true;  // all GPUs of a node on NVLink/xGMI (custom all-reduce possible)
+  // Streaming multiprocessors (cudaDevAttrMultiProcessorCount); 0 when the preset does not say. Sizes
+  // FlashInfer's two-sided all-to-all workspace.
+  std::int64_t multiprocessors = 0;
   std::string memory_source;  // where `memory` comes from
   bool memory_estimated = false;  // `memory` is not measured on this GPU (memory_source says how it is derived)
 };

@@ -218,6 +218,13 @@ struct All2AllRules {
   // max_num_batched_tokens default with deepep_low_latency / nixl_ep, EP and DP > 1
   // (SchedulerConfig.DEFAULT_MAX_NUM_BATCHED_TOKENS_FOR_BATCHED_DP, 0.20+); 0 = the usual defaults.
   std::int64_t batched_dp_moe_default_tokens = 0;
+  // Backend names (vLLM's spelling) this version does not accept (`unknown_backends`: added in a later
+  // release, a start blocker) or accepts and replaces by allgather_reducescatter (`fallback_backends`:
+  // removed, with vLLM's warning).
+  std::vector<std::string> unknown_backends;
+  std::vector<std::string> fallback_backends;
+  // Token formats flashinfer_nvlink_one_sided dispatches ("nvfp4", "bf16"); vLLM raises for any other.
+  std::vector<std::string> one_sided_dispatch_formats = {"nvfp4"};
 };
 
 struct VllmProfile {
