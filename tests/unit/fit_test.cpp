@@ -140,7 +140,13 @@ TEST(Fit, VersionDefaultsComeFromTheProfile) {
   Deployment d = in.deployment();
   d.gpu_memory_utilization.reset();
   EXPECT_DOUBLE_EQ(fit(in.model, in.gpu, d, load_vllm_profile("0.15", test::configs())).gpu_memory_utilization, 0.9);
-  EXPECT_DOUBLE_EQ(fit(in.model, in.gpu, d, load_vllm_profile("0.20", test::configs())).gpu_memory_utilization, 0.9);
+  EXPECT_DOUBLE_EQ(fit(in.model, in.gpu, d, load_vllm_profile("0.19", test::configs())).gpu_memory_utilization, 0.9);
+  EXPECT_FALSE(fit(in.model, in.gpu, d, load_vllm_profile("0.19", test::configs())).binding_worker().overheads.cudagraph_charged);
+  // #38284 (2026-04-21) is in v0.20.0: its stock image logs "CUDA graph memory profiling is enabled" with
+  // VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS unset.
+  const FitResult v020 = fit(in.model, in.gpu, d, load_vllm_profile("0.20", test::configs()));
+  EXPECT_DOUBLE_EQ(v020.gpu_memory_utilization, 0.92);
+  EXPECT_TRUE(v020.binding_worker().overheads.cudagraph_charged);
   const FitResult newest = fit(in.model, in.gpu, d, load_vllm_profile("0.21", test::configs()));
   EXPECT_DOUBLE_EQ(newest.gpu_memory_utilization, 0.92);
   EXPECT_TRUE(newest.binding_worker().overheads.cudagraph_charged);

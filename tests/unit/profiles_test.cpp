@@ -24,8 +24,13 @@ TEST(Profiles, NewestProfileNotNewerThanTheRequestedVersion) {
   EXPECT_THROW(load_vllm_profile("latest", test::configs()), InputError);
 }
 
-TEST(Profiles, UtilizationDefaultChangesAt021) {
-  EXPECT_DOUBLE_EQ(load_vllm_profile("0.20", test::configs()).default_gpu_memory_utilization, 0.9);
+// #38284 (2026-04-21) raised the default to 0.92 and charged the CUDA-graph estimate; a stock v0.20.0
+// startup log already charges it, so the change is in 0.20 (docs/differences.md).
+TEST(Profiles, UtilizationDefaultChangesAt020) {
+  EXPECT_DOUBLE_EQ(load_vllm_profile("0.19", test::configs()).default_gpu_memory_utilization, 0.9);
+  EXPECT_FALSE(load_vllm_profile("0.19", test::configs()).charges_cudagraph_memory);
+  EXPECT_DOUBLE_EQ(load_vllm_profile("0.20", test::configs()).default_gpu_memory_utilization, 0.92);
+  EXPECT_TRUE(load_vllm_profile("0.20", test::configs()).charges_cudagraph_memory);
   EXPECT_DOUBLE_EQ(load_vllm_profile("0.21", test::configs()).default_gpu_memory_utilization, 0.92);
 }
 
