@@ -278,9 +278,9 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
                                      model.architecture, model.overheads_caveat));
   }
   if (model.drafter) {
-    r.warnings.push_back(fmt::format("speculative decoding ({}): the drafter's weights and KV layers are counted; the "
-                                     "overhead estimate leaves out its profile-run passes, the rejection sampler and "
-                                     "its CUDA graphs",
+    r.warnings.push_back(fmt::format("speculative decoding ({}): the drafter's weights, KV layers, profile-run pass "
+                                     "and the rejection sampler's are counted; its CUDA graphs are not in the graph "
+                                     "estimate",
                                      model.drafter->method));
     for (const auto& assumption : model.drafter->assumptions) {
       r.warnings.push_back(fmt::format("speculative decoding ({}): {}", model.drafter->method, assumption));
@@ -479,11 +479,17 @@ std::vector<Explanation> explain_fit(const ModelSpec& checkpoint, const std::vec
        fmt::format("{} B = {}", bw.requested.count(), gib_text(bw.requested))},
       {"weights", "sum of every local tensor shard (see `weights`)", gib_text(bw.weights.total)},
       {"activation_peak",
-       fmt::format("max(sampler {} B/logit x min(T {}, S {}) x vocab {}, forward {} x T x widest activation x {} B)"
+       fmt::format("max(sampler {} B/logit x min(T {}, S {}) x vocab {}, forward {} x T x widest activation x {} B{})"
                    " + cached encoder outputs, or the encoder pass if larger",
                    profile.overheads.sampler_bytes_per_logit, r.scheduler.max_num_batched_tokens,
                    r.scheduler.max_num_seqs, model.vocab_size, profile.overheads.forward_activation_factor,
-                   element_bytes(model.dtype)),
+                   element_bytes(model.dtype),
+                   model.num_speculative_tokens > 0
+                       ? fmt::format(", rejection sampler min(T, S) x vocab x ({} x {} + {}) B = {}, drafter pass {}",
+                                     profile.speculative.rejection_logit_copies, element_bytes(model.dtype),
+                                     profile.speculative.rejection_fp32_bytes, gib_text(o.rejection_sampler),
+                                     gib_text(o.drafter_pass))
+                       : std::string()),
        o.workspace.count() > 0
            ? fmt::format("max({}, {} + transient {}) + {} vs {}, + workspace {} = {}", gib_text(o.sampler),
                          gib_text(o.forward), gib_text(o.workspace_transient), gib_text(o.encoder.cached_outputs),

@@ -2,12 +2,15 @@
 // (Worker.determine_available_memory); gpubudget models them from what the profile run does:
 //  - GPUModelRunner.profile_run pushes T = max_num_batched_tokens tokens through the model, one
 //    layer at a time, then runs the sampler on min(T, max_num_seqs) rows of vocabulary logits;
+//  - with speculative decoding the drafter's dummy pass follows the forward pass, and the rejection
+//    sampler's dummy run the sampler's;
 //  - non-torch memory grows by NCCL / custom all-reduce buffers when several GPUs talk;
 //  - from vLLM 0.21 the CUDA-graph estimate is subtracted from the budget as well.
 #include "gpubudget/overheads.h"
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace gpubudget {
 
@@ -16,10 +19,11 @@ namespace {
 // Widest per-token activation (elements) of any layer on the worker: the MLP's gate/up output plus
 // its activated half for dense layers; top-k copies of the hidden state and of the expert
 // intermediate for fused MoE (intermediate caches of fused_moe).
-std::int64_t widest_activation(const ModelSpec& model, const ParallelLayout& layout) {
+std::int64_t widest_activation(const ModelSpec& model, const std::vector<LayerSpec>& layers, std::int64_t first,
+                               std::int64_t end, const ParallelLayout& layout) {
   std::int64_t widest = model.hidden_size;
-  for (std::int64_t i = layout.first_layer; i < layout.end_layer; ++i) {
-    const LayerSpec& layer = model.layers[static_cast<std::size_t>(i)];
+  for (std::int64_t i = first; i < end; ++i) {
+    const LayerSpec& layer = layers[static_cast<std::size_t>(i)];
     for (const auto& m : layer.linears) {
       if (m.component != Component::kDenseMlp || m.parallelism != Parallelism::kColumn) continue;
       std::int64_t out = 0;
@@ -34,7 +38,30 @@ std::int64_t widest_activation(const ModelSpec& model, const ParallelLayout& lay
   return widest;
 }
 
+std::int64_t widest_activation(const ModelSpec& model, const ParallelLayout& layout) {
+  return widest_activation(model, model.layers, layout.first_layer, layout.end_layer, layout);
+}
+
 Bytes scaled(double bytes) { return bytes_from_double(std::round(bytes)); }
+
+// GPUModelRunner._dummy_run: after the target's forward pass the drafter's dummy_run pushes the same T
+// tokens through its own layers (num_speculative_tokens passes one after the other, so the peak is one
+// pass) while the target's output hidden states [T, H] (and EAGLE-3's three auxiliary hidden states)
+// stay referenced. Its layers' activation follows the target's forward model.
+Bytes drafter_pass_bytes(const ModelSpec& model, const ParallelLayout& layout, const VllmProfile& profile,
+                         const SchedulerLimits& limits) {
+  if (!model.drafter) return Bytes(0);
+  const auto& profiled = profile.speculative.profiled_drafters;
+  if (std::find(profiled.begin(), profiled.end(), model.drafter->method) == profiled.end()) return Bytes(0);
+  const Drafter& drafter = *model.drafter;
+  const double e = static_cast<double>(element_bytes(model.dtype));
+  const double tokens = static_cast<double>(limits.max_num_batched_tokens);
+  const std::int64_t widest =
+      widest_activation(model, drafter.layers, 0, static_cast<std::int64_t>(drafter.layers.size()), layout);
+  const double kept_hidden_states = drafter.method == "eagle3" ? 4.0 : 1.0;
+  return scaled(profile.overheads.forward_activation_factor * tokens * static_cast<double>(widest) * e +
+                kept_hidden_states * tokens * static_cast<double>(model.hidden_size) * e);
+}
 
 }  // namespace
 
@@ -99,6 +126,13 @@ OverheadEstimate estimate_overheads(const ModelSpec& model, const ParallelLayout
   if (layout.is_last_stage()) {
     out.sampler = scaled(c.sampler_bytes_per_logit * static_cast<double>(rows) * static_cast<double>(model.vocab_size));
   }
+  if (layout.is_last_stage() && model.num_speculative_tokens > 0) {
+    // _dummy_sampler_run: one draft token per request whatever num_speculative_tokens is.
+    const SpeculativeRules& sp = profile.speculative;
+    out.rejection_sampler = Bytes(rows * model.vocab_size *
+                                  (sp.rejection_logit_copies * element_bytes(model.dtype) + sp.rejection_fp32_bytes));
+    out.drafter_pass = drafter_pass_bytes(model, layout, profile, limits);
+  }
   const double activation_bytes = static_cast<double>(element_bytes(model.dtype));
   out.forward = scaled(c.forward_activation_factor * static_cast<double>(limits.max_num_batched_tokens) *
                        static_cast<double>(widest_activation(model, layout)) * activation_bytes);
@@ -108,8 +142,9 @@ OverheadEstimate estimate_overheads(const ModelSpec& model, const ParallelLayout
   }
   if (!model.profile_workspace.empty()) out.workspace_transient = model.profile_workspace_transient;
   out.activation_peak =
-      std::max(out.encoder.pass,
-               std::max(out.sampler, out.forward + out.workspace_transient) + out.encoder.cached_outputs) +
+      std::max(out.encoder.pass, std::max({out.sampler, out.rejection_sampler, out.forward + out.workspace_transient,
+                                           out.drafter_pass}) +
+                                     out.encoder.cached_outputs) +
       out.workspace;
 
   // The tensor-parallel group's communicators (NCCL, custom all-reduce) hold the buffers; pipeline

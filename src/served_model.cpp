@@ -146,6 +146,7 @@ ModelSpec model_as_served(const ModelSpec& checkpoint, const Deployment& d, cons
     m.vision->profile.replicated = true;
   }
   if (m.vision) apply_multimodal_limits(m.vision->profile, d);
+  if (method != SpeculativeMethod::kNone) m.num_speculative_tokens = d.speculative.num_speculative_tokens;
   if (method == SpeculativeMethod::kMtp) {
     if (d.speculative.draft_tensor_parallel_size && *d.speculative.draft_tensor_parallel_size != d.tensor_parallel_size) {
       throw InputError(fmt::format("--speculative-config draft_tensor_parallel_size {}: MTP layers run with the "

@@ -204,8 +204,24 @@ VllmProfile detail::parse_vllm_profile(const std::string& text, const std::strin
   if (r.has("hybrid")) read_hybrid_rules(r.object("hybrid"), p.hybrid);
   if (r.has("speculative")) {
     const detail::JsonReader sp = r.object("speculative");
-    sp.reject_unknown_keys({"mtp_shares_head", "note"});
+    sp.reject_unknown_keys({"mtp_shares_head", "profiled_drafters", "rejection_sampler", "note"});
     p.speculative.mtp_shares_head = sp.boolean("mtp_shares_head", true);
+    if (sp.has("profiled_drafters")) {
+      p.speculative.profiled_drafters = sp.string_list("profiled_drafters");
+      for (const auto& method : p.speculative.profiled_drafters) {
+        try {
+          parse_speculative_method(method);
+        } catch (const InputError&) {
+          sp.fail("profiled_drafters", "--speculative-config method names");
+        }
+      }
+    }
+    if (sp.has("rejection_sampler")) {
+      const detail::JsonReader rs = sp.object("rejection_sampler");
+      rs.reject_unknown_keys({"logit_copies", "fp32_bytes", "note"});
+      p.speculative.rejection_logit_copies = rs.integer("logit_copies", 0, 64);
+      p.speculative.rejection_fp32_bytes = rs.integer("fp32_bytes", 0, 1024);
+    }
   }
   if (r.has("all2all")) {
     const detail::JsonReader a = r.object("all2all");

@@ -313,6 +313,9 @@ struct ModelSpec {
   std::optional<EagleHeadConfig> eagle_head;
   // Set by model_as_served for speculative decoding; the checkpoint itself has none.
   std::optional<Drafter> drafter;
+  // Draft tokens per step when the served model does speculative decoding, whatever the method (ngram and
+  // suffix have no Drafter); 0 without. Set by model_as_served.
+  std::int64_t num_speculative_tokens = 0;
   std::vector<ReplicatedTensor> final_norms;  // on the last pipeline stage
   std::vector<ReplicatedTensor> buffers;      // on every stage (one shared rotary cache per RoPE setting)
   // Buffers allocated with the model whose first dimension is max_num_batched_tokens (DeepSeek-V4's

@@ -34,15 +34,20 @@ struct EncoderProfileEstimate {
 
 struct OverheadEstimate {
   Bytes sampler;         // dummy sampler run on [min(T, S), vocab] logits (last PP stage only)
+  // With speculative decoding (last PP stage only): the rejection sampler's dummy run, mechanism-derived
+  // (SpeculativeRules), and the drafter's dummy pass over the T tokens: one of its layers at a time plus
+  // the target's hidden states it is fed (three more for EAGLE-3's auxiliary layers). Zero without.
+  Bytes rejection_sampler;
+  Bytes drafter_pass;
   Bytes forward;         // forward pass of T tokens through one layer at a time
   EncoderProfileEstimate encoder;
   // The model's profile-run workspace (ModelSpec::profile_workspace): the largest reservation, kept
   // for the rest of the run, and the transient buffer allocated beside it during the forward pass.
   Bytes workspace;
   Bytes workspace_transient;
-  // max(encoder.pass, max(sampler, forward + workspace_transient) + encoder.cached_outputs) + workspace:
-  // the encoder runs first and its outputs stay cached; the forward pass and the sampler do not overlap
-  // in time; the workspace, once reserved, stays.
+  // max(encoder.pass, max(sampler, rejection_sampler, forward + workspace_transient, drafter_pass) +
+  // encoder.cached_outputs) + workspace: the encoder runs first and its outputs stay cached; the forward
+  // pass, the drafter's pass and the samplers do not overlap in time; the workspace, once reserved, stays.
   Bytes activation_peak;
   Bytes non_torch;
   Bytes cudagraph;       // estimated graph memory (charged only when the profile says so)

@@ -3,6 +3,10 @@
 // and speculative decoding's drafter attached (docs/methodology.md §Launch options).
 #pragma once
 
+#include <cstdint>
+#include <string>
+#include <vector>
+
 #include "gpubudget/deployment.h"
 #include "gpubudget/model_spec.h"
 
@@ -13,6 +17,15 @@ struct SpeculativeRules {
   // MTP layers' shared_head.head replaced by the target's lm_head (0.17+, #34385); before, each keeps its
   // own vocabulary-split copy.
   bool mtp_shares_head = true;
+  // The profile run with speculative decoding (GPUModelRunner._dummy_run / _dummy_sampler_run):
+  // methods whose drafter runs its dummy pass on the T profiled tokens (use_eagle(); draft_model from 0.15);
+  // the others (medusa, ngram, suffix) load weights but run nothing there.
+  std::vector<std::string> profiled_drafters = {"eagle", "eagle3", "mtp"};
+  // The rejection sampler's dummy run on R = min(T, S) requests of one draft token each holds, at its
+  // peak, R x vocab x (logit_copies x logit bytes + fp32_bytes) bytes: the dummy logits and bonus
+  // logits in the logits dtype, and fp32 copies, probabilities and their inverse.
+  std::int64_t rejection_logit_copies = 3;
+  std::int64_t rejection_fp32_bytes = 24;
 };
 
 }  // namespace gpubudget

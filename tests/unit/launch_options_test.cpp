@@ -369,6 +369,51 @@ TEST(Speculative, Eagle3HeadForLlama31_8b) {
   test::expect_input_error([&] { (void)fit(target, h100, d, newest()); }, "cannot be other value than 1");
 }
 
+// The profile run with speculative decoding (GPUModelRunner, vLLM 0.22 / main 2026-05): _dummy_sampler_run
+// runs the rejection sampler on R = min(T, S) requests of one draft token each, whatever
+// num_speculative_tokens is; its peak (sample_recovered_tokens) holds logits [2R, V] and bonus logits
+// [R, V] in the logits dtype, and fp32 [R, V] raw logprobs, target logits, their clone, probabilities, q
+// and inv_q: R x V x (3 x 2 + 24) B. Llama-3.1-8B on an H100 (T 8192, S 1024): 1024 x 128,256 x 30 =
+// 3,940,024,320 B, above the fitted sampler (15.2 x 1024 x 128,256 = 1,996,278,989 B), so it is the peak.
+// _dummy_run then runs the EAGLE-3 head's dummy pass on the T tokens with the target's output and three
+// auxiliary hidden states referenced: 1.45 x 8192 x (2 x 14,336 + 14,336) x 2 + 4 x 8192 x 4096 x 2 =
+// 1,021,732,454 + 268,435,456 = 1,290,167,910 B; with S 8 the samplers are small and that pass is the peak.
+TEST(Speculative, ProfileRunHoldsTheRejectionSamplerAndTheDrafterPass) {
+  const ModelSpec target = test::bundled("meta-llama/Llama-3.1-8B-Instruct");
+  const GpuSpec h100 = load_gpu_preset("h100", test::configs());
+  const VllmProfile v022 = load_vllm_profile("0.22", test::configs());
+  Deployment d;
+  const FitResult plain = fit(target, h100, d, v022);
+  ASSERT_EQ(plain.scheduler.max_num_batched_tokens, 8192);
+  ASSERT_EQ(plain.scheduler.max_num_seqs, 1024);
+  EXPECT_EQ(plain.binding_worker().overheads.activation_peak.count(), 1'996'278'989LL);
+  d.speculative.method = SpeculativeMethod::kEagle3;
+  d.speculative.num_speculative_tokens = 3;
+  d.speculative.draft_model = std::make_shared<const ModelSpec>(test::bundled("yuhuili/EAGLE3-LLaMA3.1-Instruct-8B"));
+  const OverheadEstimate eagle3 = fit(target, h100, d, v022).binding_worker().overheads;
+  EXPECT_EQ(eagle3.rejection_sampler.count(), 3'940'024'320LL);
+  EXPECT_EQ(eagle3.drafter_pass.count(), 1'290'167'910LL);
+  EXPECT_EQ(eagle3.activation_peak.count(), 3'940'024'320LL);
+  // num_speculative_tokens does not change the profiled peak (the dummy passes run one after another).
+  d.speculative.num_speculative_tokens = 1;
+  EXPECT_EQ(fit(target, h100, d, v022).binding_worker().overheads.activation_peak, eagle3.activation_peak);
+  d.max_num_seqs = 8;
+  EXPECT_EQ(fit(target, h100, d, v022).binding_worker().overheads.activation_peak.count(), 1'290'167'910LL);
+  // n-gram proposals run no drafter pass, but the rejection sampler's dummy run all the same.
+  Deployment ngram;
+  ngram.speculative.method = SpeculativeMethod::kNgram;
+  ngram.speculative.num_speculative_tokens = 3;
+  const OverheadEstimate n = fit(target, h100, ngram, v022).binding_worker().overheads;
+  EXPECT_EQ(n.drafter_pass.count(), 0);
+  EXPECT_EQ(n.activation_peak.count(), 3'940'024'320LL);
+  // vLLM 0.11 (@ 96ebcaa3a): R x V x (2 x 2 + 8) = 1,576,009,728 B, below its fitted sampler (37.1 B per
+  // logit), which stays the peak.
+  const VllmProfile v011 = load_vllm_profile("0.11", test::configs());
+  const OverheadEstimate old = fit(target, h100, ngram, v011).binding_worker().overheads;
+  EXPECT_EQ(old.rejection_sampler.count(), 1'576'009'728LL);
+  EXPECT_EQ(old.activation_peak, fit(target, h100, Deployment{}, v011).binding_worker().overheads.activation_peak);
+}
+
 // A head whose checkpoint was read: one that stores embed_tokens keeps them (counted, and said to be
 // shared only if identical to the target's: 128,256 x 4096 x 2 B at TP 1); one without lm_head takes
 // the target's. The embedding is kept on a second pipeline stage whatever the checkpoint holds.
