@@ -530,7 +530,7 @@ std::vector<Explanation> explain_fit(const ModelSpec& checkpoint, const std::vec
                                 d.tensor_parallel_size, gpu.nvlink ? "NVLink" : "PCIe"),
        gib_text(o.non_torch)},
       {"cudagraph", fmt::format("base + per-layer x {} layers; {}", bw.end_layer - bw.first_layer,
-                                o.cudagraph_charged ? "charged (vLLM >= 0.21)" : "not charged by this vLLM"),
+                                o.cudagraph_charged ? "charged (vLLM >= 0.20)" : "not charged by this vLLM"),
        gib_text(o.cudagraph)},
       {"kv_cache", d.kv_cache_memory ? std::string("--kv-cache-memory-bytes")
                                      : std::string("requested - weights - activation_peak - non_torch") +

@@ -5,7 +5,7 @@
 //  - with speculative decoding the drafter's dummy pass follows the forward pass, and the rejection
 //    sampler's dummy run the sampler's;
 //  - non-torch memory grows by NCCL / custom all-reduce buffers when several GPUs talk;
-//  - from vLLM 0.21 the CUDA-graph estimate is subtracted from the budget as well.
+//  - from vLLM 0.20 the CUDA-graph estimate is subtracted from the budget as well.
 #include "gpubudget/overheads.h"
 
 #include <algorithm>

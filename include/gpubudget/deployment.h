@@ -169,7 +169,7 @@ struct Deployment {
   // VLLM_PP_LAYER_PARTITION / --pp-layer-partition: decoder layers per pipeline stage (empty: vLLM's
   // even split). Requires pipeline_parallel_size entries summing to the number of layers.
   std::vector<std::int64_t> pp_layer_partition;
-  // --gpu-memory-utilization in (0, 1]. Default (nullopt): the vLLM version's (0.9 before 0.21, 0.92 after).
+  // --gpu-memory-utilization in (0, 1]. Default (nullopt): the vLLM version's (0.9 before 0.20, 0.92 from 0.20).
   std::optional<double> gpu_memory_utilization;
   // --dtype. Default: auto.
   ModelDtypeChoice dtype = ModelDtypeChoice::kAuto;

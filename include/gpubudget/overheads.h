@@ -1,5 +1,5 @@
 // Estimates of what vLLM measures at startup and charges to the budget besides weights and KV:
-// the profile run's activation peak, the non-torch increase and (from vLLM 0.21) CUDA-graph memory.
+// the profile run's activation peak, the non-torch increase and (from vLLM 0.20) CUDA-graph memory.
 //
 // These are estimates, not reproductions: the coefficients come from the version profile and were
 // fitted on real vLLM logs (docs/methodology.md §Overheads, tests/data/observations).
