@@ -162,6 +162,21 @@ All2AllBuffers all2all_buffers(const ModelSpec& model, const Deployment& d, cons
   if (experts == nullptr || !d.enable_expert_parallel) return out;
   const std::int64_t world = d.tensor_parallel_size * d.data_parallel_size;
   const std::int64_t nvl = d.deepep_buffer_size_mb * kMiB;
+  // Every formula below multiplies at most ranks (or experts sized for VLLM_NIXL_EP_MAX_NUM_RANKS), tokens
+  // and a message of a few hidden widths; past 2^60 bytes (a million times any GPU) the product is not
+  // computed, so that no setting within the input limits overflows 64-bit arithmetic.
+  const double tokens_bound = static_cast<double>(std::max(limits.max_num_batched_tokens, profile.all2all.moe_dp_chunk_size));
+  const double bound = static_cast<double>(std::max(world, experts->num_experts + d.num_redundant_experts)) *
+                       static_cast<double>(std::max<std::int64_t>(d.nixl_ep_max_num_ranks, 1)) * tokens_bound *
+                       static_cast<double>(experts->hidden_size) * 64.0;
+  const bool has_buffers = d.all2all_backend != All2AllBackend::kAllgatherReducescatter &&
+                           d.all2all_backend != All2AllBackend::kNaive && d.all2all_backend != All2AllBackend::kMori;
+  if (has_buffers && bound > 0x1p60) {
+    out.start_blocker = fmt::format("--all2all-backend {}: {} tokens per dispatch of hidden {} over {} ranks ask for "
+                                    "all-to-all buffers beyond 2^60 bytes; lower --max-num-batched-tokens",
+                                    name, static_cast<std::int64_t>(tokens_bound), experts->hidden_size, world);
+    return out;
+  }
   switch (d.all2all_backend) {
     case All2AllBackend::kAllgatherReducescatter:
     case All2AllBackend::kNaive:

@@ -166,6 +166,22 @@ TEST(All2All, FlashInferTwoSidedWorkspaceFollowsTheMultiprocessors) {
   EXPECT_TRUE(warned);
 }
 
+// Settings within the input limits whose buffers would overflow 64-bit arithmetic are refused as a start
+// blocker, not computed (UBSan runs the suite): NIXL EP sized for 4096 ranks at 2^34 tokens per dispatch.
+TEST(All2All, BuffersBeyondAnyGpuAreRefusedNotComputed) {
+  Deployment d;
+  d.data_parallel_size = 2;
+  d.enable_expert_parallel = true;
+  d.max_model_len = 8192;
+  d.max_num_batched_tokens = std::int64_t{1} << 34;
+  d.all2all_backend = All2AllBackend::kNixlEp;
+  d.nixl_ep_max_num_ranks = 4096;
+  const FitResult r = fit(test::bundled("deepseek-ai/DeepSeek-V3"), load_gpu_preset("b200", test::configs()), d,
+                          load_vllm_profile("0.22", test::configs()));
+  EXPECT_FALSE(r.vllm_would_start);
+  EXPECT_NE(r.start_blocker.find("beyond 2^60 bytes"), std::string::npos) << r.start_blocker;
+}
+
 TEST(All2All, NoManagerWithoutDataParallelism) {
   const FitResult tp_only = deepseek_v3("deepep_low_latency", "0.22", 1);
   EXPECT_EQ(non_torch(tp_only), non_torch(deepseek_v3("allgather_reducescatter", "0.22", 1)));
