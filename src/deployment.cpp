@@ -50,9 +50,10 @@ constexpr NameTable<SpeculativeMethod, 9> kSpeculativeMethods{{{SpeculativeMetho
                                                                {SpeculativeMethod::kEagle3, "eagle3"},
                                                                {SpeculativeMethod::kDraftModel, "draft_model"},
                                                                {SpeculativeMethod::kMedusa, "medusa"}}};
-constexpr NameTable<OnlineQuantization, 3> kOnlineQuantizations{{{OnlineQuantization::kNone, "none"},
+constexpr NameTable<OnlineQuantization, 4> kOnlineQuantizations{{{OnlineQuantization::kNone, "none"},
                                                                  {OnlineQuantization::kFp8, "fp8"},
-                                                                 {OnlineQuantization::kFp8, "fp8_per_tensor"}}};
+                                                                 {OnlineQuantization::kFp8, "fp8_per_tensor"},
+                                                                 {OnlineQuantization::kBitsAndBytes, "bitsandbytes"}}};
 constexpr NameTable<EncoderTpMode, 2> kEncoderTpModes{{{EncoderTpMode::kWeights, "weights"},
                                                        {EncoderTpMode::kData, "data"}}};
 constexpr NameTable<All2AllBackend, 10> kAll2AllBackends{

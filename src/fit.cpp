@@ -125,7 +125,14 @@ void add_launch_option_weights(WeightsBreakdown& weights, const ModelSpec& model
                      Bytes(detail::checked_mul(scheduler.max_num_seqs, scheduler.max_model_len) * 4 +
                            scheduler.max_num_seqs * 4));
   }
-  if (d.cpu_offload_gb > 0) {
+  if (d.offload_group_size > 0) {
+    // create_offloader: a group size selects the prefetch offloader, whatever --cpu-offload-gb says.
+    const PrefetchOffload prefetch = prefetch_offload(model, layout, d.offload_group_size, d.offload_num_in_group,
+                                                      d.offload_prefetch_step);
+    weights.cpu_offloaded = prefetch.offloaded;
+    weights.total -= prefetch.offloaded;
+    weights.prefetch_buffers = prefetch.buffers;
+  } else if (d.cpu_offload_gb > 0) {
     weights.cpu_offloaded =
         cpu_offloaded_bytes(model, layout, bytes_from_double(d.cpu_offload_gb * static_cast<double>(kGiB)));
     weights.total -= weights.cpu_offloaded;
@@ -279,8 +286,9 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
   }
   if (model.drafter) {
     r.warnings.push_back(fmt::format("speculative decoding ({}): the drafter's weights, KV layers, profile-run pass "
-                                     "and the rejection sampler's are counted; its CUDA graphs are not in the graph "
-                                     "estimate",
+                                     "and the rejection sampler's are counted; its layers count in the piecewise "
+                                     "CUDA graphs at the per-layer rate fitted on target models (no observation "
+                                     "with a drafter calibrates it)",
                                      model.drafter->method));
     for (const auto& assumption : model.drafter->assumptions) {
       r.warnings.push_back(fmt::format("speculative decoding ({}): {}", model.drafter->method, assumption));
@@ -294,8 +302,22 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
                                                mla, checkpoint.mla_disabled_head_dim)
                                  : std::string("VLLM_MLA_DISABLE=1 changes nothing: the model has no MLA layers"));
   }
-  const detail::CudaGraphChoice graphs = detail::cuda_graph_choice(d, profile);
+  if (d.offload_group_size > 0 && !profile.prefetch_offloader) {
+    throw InputError(fmt::format("--offload-group-size {}: vLLM {} has no prefetch offloader (it came in 0.17, #29941)",
+                                 d.offload_group_size, profile.version));
+  }
+  if (d.offload_group_size > 0 && d.cpu_offload_gb > 0) {
+    r.warnings.push_back("--offload-group-size and --cpu-offload-gb: vLLM uses the prefetch offloader and ignores "
+                         "--cpu-offload-gb");
+  }
+  const detail::CudaGraphChoice graphs =
+      detail::cuda_graph_choice(d, profile, r.scheduler, model.num_speculative_tokens);
   if (!graphs.caveat.empty()) r.warnings.push_back(graphs.caveat);
+  if (graphs.captured) {
+    r.cuda_graph_capture_sizes = static_cast<std::int64_t>(graphs.capture_sizes.size());
+    r.cuda_graphs_piecewise = graphs.piecewise_graphs;
+    r.cuda_graphs_full = graphs.full_graphs;
+  }
   const detail::All2AllBuffers all2all = detail::all2all_buffers(model, d, gpu, profile, r.scheduler);
   for (const auto& note : all2all.notes) r.notes.push_back(note);
   for (const auto& warning : all2all.warnings) r.warnings.push_back(warning);
@@ -343,7 +365,8 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
     add_launch_option_weights(w.weights, model, layout, d, profile, r.scheduler);
     w.gpu = stage_gpu.name;
     w.overheads = estimate_overheads(model, layout, stage_gpu, profile, r.scheduler,
-                                     !graphs.captured || all2all.disables_cuda_graphs, !d.skip_mm_profiling);
+                                     !graphs.captured || all2all.disables_cuda_graphs, !d.skip_mm_profiling,
+                                     {graphs.extra_graphs(), std::max<std::int64_t>(graphs.piecewise_graphs - 1, 0)});
     w.overheads.non_torch += all2all.non_torch;
     if (d.kv_cache_memory) {
       w.kv_cache = *d.kv_cache_memory;
@@ -356,6 +379,23 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
     r.workers.push_back(std::move(w));
   }
 
+  for (const auto& w : r.workers) {
+    if (w.weights.prefetch_buffers.count() == 0) continue;
+    const Bytes headroom = gpu_of(w.pp_rank).memory - w.requested;
+    const std::string what = fmt::format(
+        "prefetch offloader on pipeline stage {}: {} of weights in pinned CPU memory, and {} of GPU slots "
+        "(--offload-prefetch-step {}) allocated after vLLM measures the weights, outside the requested {} it "
+        "budgets (vLLM up to 0.22): the GPU needs the requested memory plus the slots, against {} left unrequested",
+        w.pp_rank, gib_text(w.weights.cpu_offloaded), gib_text(w.weights.prefetch_buffers), d.offload_prefetch_step,
+        gib_text(w.requested), gib_text(headroom));
+    if (w.weights.prefetch_buffers > headroom && r.vllm_would_start) {
+      r.vllm_would_start = false;
+      r.start_blocker = what + ": the KV cache allocation runs out of GPU memory";
+      r.warnings.push_back(r.start_blocker);
+    } else {
+      r.notes.push_back(what);
+    }
+  }
   // What the memory check and the length search compare against: the profiled memory, or (0.21+) the
   // capacity --num-gpu-blocks-override fixes; before 0.16 the smallest worker's, for all of them.
   const bool override_sets_memory =
@@ -529,7 +569,13 @@ std::vector<Explanation> explain_fit(const ModelSpec& checkpoint, const std::vec
       {"non_torch", fmt::format("vLLM {} profile, tensor-parallel group of {}, {}", profile.version,
                                 d.tensor_parallel_size, gpu.nvlink ? "NVLink" : "PCIe"),
        gib_text(o.non_torch)},
-      {"cudagraph", fmt::format("base + per-layer x {} layers; {}", bw.end_layer - bw.first_layer,
+      {"cudagraph", fmt::format("base + per-layer x {} layers x {} extra graphs / {} ({} capture sizes: {} piecewise "
+                                "and {} full graphs); {}",
+                                bw.end_layer - bw.first_layer,
+                                std::max<std::int64_t>(r.cuda_graphs_piecewise - 1, 0) +
+                                    std::max<std::int64_t>(r.cuda_graphs_full - 1, 0),
+                                kReferenceExtraCudaGraphs, r.cuda_graph_capture_sizes, r.cuda_graphs_piecewise,
+                                r.cuda_graphs_full,
                                 o.cudagraph_charged ? "charged (vLLM >= 0.20)" : "not charged by this vLLM"),
        gib_text(o.cudagraph)},
       {"kv_cache", d.kv_cache_memory ? std::string("--kv-cache-memory-bytes")

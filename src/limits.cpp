@@ -42,6 +42,11 @@ void check_deployment_limits(const Deployment& d) {
                                  *d.gpu_memory_utilization));
   }
   if (d.max_model_len) in_range("--max-model-len", *d.max_model_len, 1, kMaxModelLen);
+  in_range("--offload-group-size", d.offload_group_size, 0, std::int64_t{1} << 20);
+  in_range("--offload-prefetch-step", d.offload_prefetch_step, 1, std::int64_t{1} << 20);
+  // OffloadConfig: 1 <= offload_num_in_group <= offload_group_size when a group size is set.
+  in_range("--offload-num-in-group", d.offload_num_in_group, 1,
+           d.offload_group_size > 0 ? d.offload_group_size : std::int64_t{1} << 20);
   if (d.max_num_seqs) in_range("--max-num-seqs", *d.max_num_seqs, 1, kMaxNumSeqs);
   if (d.max_num_batched_tokens) in_range("--max-num-batched-tokens", *d.max_num_batched_tokens, 1, kMaxBatchedTokens);
   if (d.block_size) in_range("--block-size", *d.block_size, 1, kMaxBlockSize);

@@ -8,6 +8,8 @@
 //  - from vLLM 0.20 the CUDA-graph estimate is subtracted from the budget as well.
 #include "gpubudget/overheads.h"
 
+#include "gpubudget/weights.h"
+
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -43,6 +45,35 @@ std::int64_t widest_activation(const ModelSpec& model, const ParallelLayout& lay
 }
 
 Bytes scaled(double bytes) { return bytes_from_double(std::round(bytes)); }
+
+// bitsandbytes NF4 weights are rebuilt in the model dtype to be multiplied: apply_bnb_4bit's
+// matmul_4bit dequantizes one on-disk shard at a time for a batch of more than one token, and
+// BitsAndBytesMoEMethod dequantizes a layer's whole w13 and w2 before its experts run
+// (layers/quantization/bitsandbytes.py). The largest such copy on the worker, in bytes; 0 without NF4.
+Bytes dequantized_nf4_bytes(const ModelSpec& model, const ParallelLayout& layout) {
+  const std::int64_t e = element_bytes(model.dtype);
+  std::int64_t largest = 0;
+  for (std::int64_t i = layout.first_layer; i < layout.end_layer; ++i) {
+    const LayerSpec& layer = model.layers[static_cast<std::size_t>(i)];
+    for (const auto& m : layer.linears) {
+      if (m.format.kind != QuantKind::kBnbNf4) continue;
+      const bool row = m.parallelism == Parallelism::kRow;
+      const std::int64_t in = row ? m.input_size / layout.tp : m.input_size;
+      for (std::size_t s = 0; s < m.output_sizes.size(); ++s) {
+        largest = std::max(largest, local_shard_rows(m, layout.tp, s) * in * e);
+      }
+    }
+    for (const auto& x : layer.experts) {
+      if (x.format.kind != QuantKind::kBnbNf4) continue;
+      const std::int64_t local_experts =
+          layout.moe_ep > 1 ? (x.num_experts + layout.redundant_experts + layout.moe_ep - 1) / layout.moe_ep
+                            : x.num_experts;
+      const std::int64_t I = x.intermediate_size / layout.moe_tp;
+      largest = std::max(largest, local_experts * ((x.gated ? 2 : 1) + 1) * I * x.hidden_size * e);
+    }
+  }
+  return Bytes(largest);
+}
 
 // GPUModelRunner._dummy_run: after the target's forward pass the drafter's dummy_run pushes the same T
 // tokens through its own layers (num_speculative_tokens passes one after the other, so the peak is one
@@ -119,7 +150,7 @@ EncoderProfileEstimate estimate_encoder_profile(const ModelSpec& model, const Pa
 
 OverheadEstimate estimate_overheads(const ModelSpec& model, const ParallelLayout& layout, const GpuSpec& gpu,
                                     const VllmProfile& profile, const SchedulerLimits& limits, bool enforce_eager,
-                                    bool profile_encoder) {
+                                    bool profile_encoder, ExtraCudaGraphs graphs) {
   const OverheadModel& c = profile.overheads;
   OverheadEstimate out;
   const std::int64_t rows = std::min(limits.max_num_batched_tokens, limits.max_num_seqs);
@@ -141,8 +172,10 @@ OverheadEstimate estimate_overheads(const ModelSpec& model, const ParallelLayout
     out.workspace = std::max(out.workspace, w.bytes(limits.max_model_len, limits.max_num_batched_tokens));
   }
   if (!model.profile_workspace.empty()) out.workspace_transient = model.profile_workspace_transient;
+  out.dequantized_weights = dequantized_nf4_bytes(model, layout);
   out.activation_peak =
-      std::max(out.encoder.pass, std::max({out.sampler, out.rejection_sampler, out.forward + out.workspace_transient,
+      std::max(out.encoder.pass, std::max({out.sampler, out.rejection_sampler,
+                                           out.forward + out.workspace_transient + out.dequantized_weights,
                                            out.drafter_pass}) +
                                      out.encoder.cached_outputs) +
       out.workspace;
@@ -154,7 +187,15 @@ OverheadEstimate estimate_overheads(const ModelSpec& model, const ParallelLayout
                              : (gpu.nvlink ? c.non_torch_multi_nvlink : c.non_torch_multi_pcie);
 
   if (!enforce_eager) {
-    out.cudagraph = c.cudagraph_base + c.cudagraph_per_layer * (layout.end_layer - layout.first_layer);
+    // The per-layer part is the graphs after each mode's first: each adds its layers' kernel nodes. The
+    // drafter (last stage) runs inside every PIECEWISE capture, so its layers count there too.
+    const double layers = static_cast<double>(layout.end_layer - layout.first_layer);
+    const double drafter_layers =
+        layout.is_last_stage() && model.drafter ? static_cast<double>(model.drafter->layers.size()) : 0.0;
+    const double layer_graphs = layers * static_cast<double>(std::max<std::int64_t>(graphs.all, 0)) +
+                                drafter_layers * static_cast<double>(std::max<std::int64_t>(graphs.piecewise, 0));
+    out.cudagraph = c.cudagraph_base + scaled(static_cast<double>(c.cudagraph_per_layer.count()) * layer_graphs /
+                                              static_cast<double>(kReferenceExtraCudaGraphs));
   }
   out.cudagraph_charged = profile.charges_cudagraph_memory && !enforce_eager;
   out.relative_uncertainty = c.relative_uncertainty * (model.overheads_caveat.empty() ? 1.0 : kUncalibratedOverheadFactor);

@@ -36,6 +36,7 @@ std::string describe(const QuantFormat& format) {
                          format.act_order ? " act-order" : "", format.symmetric ? "" : " asymmetric");
     case QuantKind::kAwq:
       return fmt::format("awq int{} group {}", format.bits, format.group_size);
+    case QuantKind::kBnbNf4: return "bitsandbytes nf4 block 64";
   }
   return "?";
 }

@@ -13,19 +13,32 @@ namespace gpubudget {
 
 namespace {
 
-// --quantization fp8 on an unquantized checkpoint (Fp8Config without a serialized checkpoint:
-// Fp8OnlineLinearMethod / Fp8OnlineMoEMethod): every linear layer and FusedMoE block becomes fp8 e4m3
-// with one fp32 scale per module (per expert for w13 and for w2), no input scale; embeddings, the head,
-// norms and buffers stay in the model dtype.
-void quantize_online_fp8(ModelSpec& m) {
-  QuantFormat fp8;
-  fp8.kind = QuantKind::kFp8Tensor;
+// --quantization of an unquantized checkpoint, applied at load to every linear layer and FusedMoE block
+// built with the model's quant_config; embeddings, the head, norms and buffers stay in the model dtype.
+// fp8 (Fp8Config without a serialized checkpoint: Fp8OnlineLinearMethod / Fp8OnlineMoEMethod): fp8 e4m3
+// with one fp32 scale per module (per expert for w13 and for w2), no input scale. bitsandbytes
+// (BitsAndBytesModelLoader._unquantized_generator): NF4 of each rank's slice (QuantKind::kBnbNf4).
+// MoE routers are built with quant_config=None (ReplicatedLinear, GateLinear or nn.Linear) and stay in
+// their dtype, except Qwen3-MoE's gate, which takes the model's quant_config since #25455 (vLLM 0.11;
+// Qwen3-VL-MoE's text model reuses its block).
+constexpr std::string_view kQuantizedRouterArchitectures[] = {"Qwen3MoeForCausalLM",
+                                                              "Qwen3VLMoeForConditionalGeneration"};
+
+void quantize_online(ModelSpec& m, OnlineQuantization method) {
+  const bool quantized_router =
+      std::find(std::begin(kQuantizedRouterArchitectures), std::end(kQuantizedRouterArchitectures), m.architecture) !=
+      std::end(kQuantizedRouterArchitectures);
+  QuantFormat target;
+  target.kind = method == OnlineQuantization::kBitsAndBytes ? QuantKind::kBnbNf4 : QuantKind::kFp8Tensor;
   auto convert = [&](QuantFormat& f) {
-    if (f.kind == QuantKind::kUnquantized) f = fp8;
+    if (f.kind != QuantKind::kUnquantized) return;
+    target.dtype = f.dtype;  // the dtype the weight is dequantized to (biases stay in it)
+    f = target;
   };
   for (auto& layer : m.layers) {
     for (auto& l : layer.linears) {
-      if (l.component != Component::kExtraCopies) convert(l.format);
+      if (l.component == Component::kExtraCopies || (l.component == Component::kRouter && !quantized_router)) continue;
+      convert(l.format);
     }
     for (auto& e : layer.experts) convert(e.format);
   }
@@ -138,7 +151,7 @@ ModelSpec model_as_served(const ModelSpec& checkpoint, const Deployment& d, cons
   ModelSpec m = model_for_dtype(checkpoint, d.dtype);
   if (d.mla_disabled) run_mla_as_multi_head_attention(m);
   check_online_quantization(m, d.quantization);
-  if (d.quantization == OnlineQuantization::kFp8 && m.quantization.method.empty()) quantize_online_fp8(m);
+  if (d.quantization != OnlineQuantization::kNone && m.quantization.method.empty()) quantize_online(m, d.quantization);
   if (d.language_model_only) {
     m.vision.reset();  // _mark_tower_model: the tower is a missing stage; no weights, no encoder profile
   } else if (d.mm_encoder_tp_mode == EncoderTpMode::kData && m.vision && m.vision->supports_encoder_tp_data) {
@@ -154,10 +167,10 @@ ModelSpec model_as_served(const ModelSpec& checkpoint, const Deployment& d, cons
                                    *d.speculative.draft_tensor_parallel_size, d.tensor_parallel_size));
     }
     Drafter drafter = detail::mtp_drafter(m, d.pipeline_parallel_size, rules.mtp_shares_head);
-    if (d.quantization == OnlineQuantization::kFp8 && checkpoint.quantization.method.empty()) {
+    if (d.quantization != OnlineQuantization::kNone && checkpoint.quantization.method.empty()) {
       ModelSpec layers_only;
       layers_only.layers = std::move(drafter.layers);
-      quantize_online_fp8(layers_only);
+      quantize_online(layers_only, d.quantization);
       drafter.layers = std::move(layers_only.layers);
     }
     m.drafter = std::move(drafter);

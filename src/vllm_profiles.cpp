@@ -185,7 +185,8 @@ VllmProfile detail::parse_vllm_profile(const std::string& text, const std::strin
   const detail::JsonReader r(json, path);
   r.reject_unknown_keys({"schema_version", "version", "description", "default_gpu_memory_utilization",
                          "charges_cudagraph_memory", "kv_tokens_from_concurrency", "attention_backend_env", "optimization_levels",
-                         "kv_cache", "hybrid", "lora", "speculative", "all2all", "messages", "batch_defaults",
+                         "prefetch_offloader",
+                         "kv_cache", "hybrid", "lora", "speculative", "all2all", "cuda_graphs", "messages", "batch_defaults",
                          "attention_backends", "mxfp4_moe_backends", "overheads", "calibration", "sources"});
   if (r.integer("schema_version", 1, 1) != 1) r.fail("schema_version", "1");
   VllmProfile p;
@@ -197,6 +198,7 @@ VllmProfile detail::parse_vllm_profile(const std::string& text, const std::strin
   p.kv_tokens_from_concurrency = r.boolean("kv_tokens_from_concurrency", false);
   p.attention_backend_env = r.boolean("attention_backend_env", false);
   p.optimization_levels = r.boolean("optimization_levels", false);
+  p.prefetch_offloader = r.boolean("prefetch_offloader", false);
   p.kv_cache.kv_cache_dtypes = {"auto", "bfloat16", "float16", "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla",
                                 "int8_per_token_head", "fp8_per_token_head", "nvfp4"};
   p.kv_cache.modelopt_kv_cache_dtypes = {{"fp8", "fp8_e4m3"}, {"nvfp4", "nvfp4"}};
@@ -254,6 +256,15 @@ VllmProfile detail::parse_vllm_profile(const std::string& text, const std::strin
         }
       }
     }
+  }
+  if (r.has("cuda_graphs")) {
+    const detail::JsonReader g = r.object("cuda_graphs");
+    g.reject_unknown_keys({"stride_above_256", "max_size_counts_speculative_tokens", "captures_max_num_batched_tokens",
+                           "note"});
+    p.cuda_graphs.stride_above_256 = g.integer("stride_above_256", 8, 16);
+    if (p.cuda_graphs.stride_above_256 != 8 && p.cuda_graphs.stride_above_256 != 16) g.fail("stride_above_256", "8 or 16");
+    p.cuda_graphs.max_size_counts_speculative_tokens = g.boolean("max_size_counts_speculative_tokens", true);
+    p.cuda_graphs.captures_max_num_batched_tokens = g.boolean("captures_max_num_batched_tokens", true);
   }
   if (r.has("lora")) {
     const detail::JsonReader l = r.object("lora");

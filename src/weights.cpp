@@ -3,6 +3,10 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "gpubudget/served_model.h"
 #include "gpubudget/weight_units.h"
@@ -25,6 +29,12 @@ std::int64_t int_packed_bytes(const QuantFormat& format, std::int64_t n, std::in
 
 // Groups of `group_size` inputs over `k` (one group when group_size is 0: per output channel).
 std::int64_t groups_of(const QuantFormat& f, std::int64_t k) { return f.group_size > 0 ? cdiv(k, f.group_size) : 1; }
+
+// bitsandbytes' quantize_4bit(compress_statistics=True, quant_type="nf4") of `elements` weights, as vLLM
+// keeps it after _dequantize_dq (bitsandbytes_loader.py, vLLM 0.9.2+, #19742): the packed uint8 weight
+// (bitsandbytes ops.py: (n + 1) // 2 bytes), the absmax rebuilt in fp32, one per block of 64, and the
+// fp32 NF4 code table of 16 entries. The nested absmax, its code and offset are freed.
+std::int64_t bnb_nf4_bytes(std::int64_t elements) { return cdiv(elements, 2) + 4 * cdiv(elements, 64) + 16 * 4; }
 
 // Bytes of a local [n, k] matrix in `format`, as vLLM holds it after process_weights_after_loading.
 // `k_unsplit` is the input size before a row-parallel split (== k otherwise): GPTQ with act-order
@@ -67,11 +77,25 @@ std::int64_t matrix_bytes(const QuantFormat& format, std::int64_t n, std::int64_
       const std::int64_t groups = groups_of(format, k);
       return n * k * format.bits / 8 + groups * n * element_bytes(format.dtype) + groups * cdiv(n * format.bits, 32) * 4;
     }
+    case QuantKind::kBnbNf4:
+      // One quantization state for the matrix; linear_bytes gives each on-disk shard its own.
+      return bnb_nf4_bytes(n * k);
   }
   return 0;
 }
 
 }  // namespace
+
+std::int64_t local_shard_rows(const LinearModule& m, std::int64_t tp, std::size_t shard) {
+  switch (m.parallelism) {
+    case Parallelism::kColumn: return m.output_sizes[shard] / tp;
+    case Parallelism::kQkv:
+      return (shard == 0 ? m.num_heads / tp : (m.num_kv_heads >= tp ? m.num_kv_heads / tp : 1)) * m.head_dim;
+    case Parallelism::kRow:
+    case Parallelism::kReplicated: break;
+  }
+  return m.output_sizes[shard];
+}
 
 Bytes linear_bytes(const LinearModule& m, const ParallelLayout& layout) {
   const std::int64_t tp = layout.tp;
@@ -101,7 +125,16 @@ Bytes linear_bytes(const LinearModule& m, const ParallelLayout& layout) {
       break;
     }
   }
-  std::int64_t bytes = matrix_bytes(m.format, local_out, local_in, m.input_size);
+  std::int64_t bytes = 0;
+  if (m.format.kind == QuantKind::kBnbNf4) {
+    // _unquantized_generator quantizes each rank's slice of every on-disk weight separately: a state
+    // per shard (q, k, v; gate, up), each with its own rounding and code table.
+    for (std::size_t i = 0; i < m.output_sizes.size(); ++i) {
+      bytes += matrix_bytes(m.format, local_shard_rows(m, tp, i), local_in, m.input_size);
+    }
+  } else {
+    bytes = matrix_bytes(m.format, local_out, local_in, m.input_size);
+  }
   if (m.has_bias) {
     const std::int64_t bias_rows = m.parallelism == Parallelism::kRow || m.parallelism == Parallelism::kReplicated
                                        ? full_out
@@ -160,6 +193,12 @@ Bytes experts_bytes(const ExpertsModule& e, const ParallelLayout& layout) {
       // w13 and w2, each with its scales and an fp32 [2] weight_shape record per expert.
       per_expert = int_packed_bytes(e.format, gates * I, H, 8) + int_packed_bytes(e.format, H, I, 8);
       break;
+    case QuantKind::kBnbNf4:
+      // Each expert's gate, up and down quantized separately (BitsAndBytesMoEMethod, vLLM 0.10+, #20061);
+      // _fuse_moe_quant_states joins their absmax into one state for w13 and one for w2, so two code
+      // tables per layer (added below).
+      per_expert = gates * (bnb_nf4_bytes(I * H) - 64) + bnb_nf4_bytes(H * I) - 64;
+      break;
     case QuantKind::kFp8Tensor:
     case QuantKind::kChannel8:
     case QuantKind::kGptq:
@@ -169,7 +208,7 @@ Bytes experts_bytes(const ExpertsModule& e, const ParallelLayout& layout) {
       per_expert = matrix_bytes(e.format, gates * I, H, H) + matrix_bytes(e.format, H, I, e.intermediate_size);
       break;
   }
-  return Bytes(local_experts * per_expert);
+  return Bytes(local_experts * per_expert + (e.format.kind == QuantKind::kBnbNf4 ? 2 * 64 : 0));
 }
 
 WeightsBreakdown weights_per_gpu(const ModelSpec& model, const ParallelLayout& layout) {
@@ -217,6 +256,34 @@ Bytes cpu_offloaded_bytes(const ModelSpec& model, const ParallelLayout& layout, 
   return offloaded;
 }
 
+PrefetchOffload prefetch_offload(const ModelSpec& model, const ParallelLayout& layout, std::int64_t group,
+                                 std::int64_t in_group, std::int64_t prefetch_step) {
+  PrefetchOffload out;
+  if (group <= 0) return out;
+  std::map<std::string, Bytes> slot;  // module name within its layer -> largest bytes
+  for (const auto& unit : weight_units(model, layout)) {
+    if (unit.layer < layout.first_layer || unit.layer >= layout.end_layer || unit.component == Component::kDraft ||
+        unit.per_gpu.count() == 0) {
+      continue;
+    }
+    const std::int64_t index = unit.layer - layout.first_layer;  // counted from 0 on each pipeline stage
+    if (index % group < group - in_group) continue;
+    out.offloaded += unit.per_gpu;
+    // "model.layers.7.mlp.experts" -> "mlp.experts"
+    const std::string marker = fmt::format("layers.{}.", unit.layer);
+    const auto at = unit.name.find(marker);
+    const std::string key = at == std::string::npos ? unit.name : unit.name.substr(at + marker.size());
+    Bytes& largest = slot[key];
+    largest = std::max(largest, unit.per_gpu);
+  }
+  const std::int64_t total_layers = layout.end_layer - layout.first_layer;
+  out.layers = in_group * (total_layers / group) + std::max<std::int64_t>(0, total_layers % group - (group - in_group));
+  Bytes one_of_each;
+  for (const auto& [key, bytes] : slot) one_of_each += bytes;
+  if (out.layers > 0) out.buffers = Bytes(detail::checked_mul(one_of_each.count(), prefetch_step));
+  return out;
+}
+
 namespace {
 
 // One matrix [n, k] as a checkpoint stores it.
@@ -245,6 +312,7 @@ std::int64_t checkpoint_matrix_bytes(const QuantFormat& f, std::int64_t n, std::
       return n * k * f.bits / 8 + groups * cdiv(n * f.bits, 32) * 4 + groups * n * element_bytes(f.dtype) + 4 * k;
     }
     case QuantKind::kAwq: return matrix_bytes(f, n, k, k);
+    case QuantKind::kBnbNf4: return matrix_bytes(f, n, k, k);  // vLLM quantizes online; no checkpoint holds it
   }
   return 0;
 }

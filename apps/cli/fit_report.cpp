@@ -148,7 +148,13 @@ void write_fit_text(const FitQuery& c, const FitResult& r, const std::vector<Rem
   row(fmt::format("requested ({} x {})", r.gpu_memory_utilization, w.gpu), w.requested);
   row("- weights", w.weights.total);
   for (const auto& comp : w.weights.components) row(fmt::format("    {}", component_name(comp.component)), comp.bytes);
-  if (w.weights.cpu_offloaded.count() > 0) row("    less kept in CPU memory", w.weights.cpu_offloaded, "   --cpu-offload-gb");
+  if (w.weights.cpu_offloaded.count() > 0) {
+    row("    less kept in CPU memory", w.weights.cpu_offloaded,
+        d.offload_group_size > 0 ? "   prefetch offloader" : "   --cpu-offload-gb");
+  }
+  if (w.weights.prefetch_buffers.count() > 0) {
+    row("    prefetch slots (outside the budget)", w.weights.prefetch_buffers, "   --offload-prefetch-step");
+  }
   row("- activation peak (estimate)", w.overheads.activation_peak);
   if (w.overheads.encoder.items > 0) {
     row("    of which encoder profile", w.overheads.encoder.pass >= w.overheads.activation_peak

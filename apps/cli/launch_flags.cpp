@@ -167,6 +167,9 @@ std::string launch_flags_for_vllm(const LaunchFlags& f) {
   }
   if (!f.quantization.empty()) add("--quantization", f.quantization);
   if (f.cpu_offload_gb > 0) add("--cpu-offload-gb", fmt::format("{}", f.cpu_offload_gb));
+  if (f.offload_group_size != 0) add("--offload-group-size", std::to_string(f.offload_group_size));
+  if (f.offload_num_in_group != 1) add("--offload-num-in-group", std::to_string(f.offload_num_in_group));
+  if (f.offload_prefetch_step != 1) add("--offload-prefetch-step", std::to_string(f.offload_prefetch_step));
   if (!f.limit_mm_per_prompt.empty()) add("--limit-mm-per-prompt", quoted(f.limit_mm_per_prompt));
   if (!f.mm_processor_kwargs.empty()) add("--mm-processor-kwargs", quoted(f.mm_processor_kwargs));
   if (f.language_model_only) line += " --language-model-only";
@@ -175,6 +178,11 @@ std::string launch_flags_for_vllm(const LaunchFlags& f) {
   if (!f.all2all_backend.empty()) add("--all2all-backend", f.all2all_backend);
   if (f.optimization_level != -1) line += fmt::format(" -O{}", f.optimization_level);
   if (!f.compilation_config.empty()) add("--compilation-config", quoted(f.compilation_config));
+  if (!f.cudagraph_capture_sizes.empty()) {
+    line += " --cudagraph-capture-sizes";
+    for (const auto size : f.cudagraph_capture_sizes) line += fmt::format(" {}", size);
+  }
+  if (f.max_cudagraph_capture_size != 0) add("--max-cudagraph-capture-size", std::to_string(f.max_cudagraph_capture_size));
   return line;
 }
 
@@ -190,6 +198,11 @@ void add_launch_flags(CLI::App& app, LaunchFlags& f) {
       ->delimiter(',');
   app.add_option("-q,--quantization", f.quantization, "fp8: quantize an unquantized checkpoint at load");
   app.add_option("--cpu-offload-gb", f.cpu_offload_gb, "GiB of weights per GPU kept in CPU memory");
+  app.add_option("--offload-group-size", f.offload_group_size,
+                 "prefetch offloader (vLLM 0.17+): of every N decoder layers the last --offload-num-in-group live "
+                 "in CPU memory");
+  app.add_option("--offload-num-in-group", f.offload_num_in_group, "layers offloaded per group (default 1)");
+  app.add_option("--offload-prefetch-step", f.offload_prefetch_step, "GPU slots for prefetched layers (default 1)");
   app.add_option("--limit-mm-per-prompt", f.limit_mm_per_prompt, "JSON: items per modality; all 0 drops the tower");
   app.add_flag("--language-model-only", f.language_model_only, "no vision tower, no encoder profile");
   app.add_option("--all2all-backend", f.all2all_backend,
@@ -200,8 +213,27 @@ void add_launch_flags(CLI::App& app, LaunchFlags& f) {
   app.add_option("--attention-backend", f.attention_backend, "the attention backend vLLM must use");
   app.add_option("-O,--optimization-level", f.optimization_level, "0-3; -O0: no compile and no CUDA graphs (vLLM 0.13+)");
   app.add_option("--compilation-config", f.compilation_config,
-                 "JSON; cudagraph_mode NONE captures no CUDA graphs (other keys are warned)");
+                 "JSON; cudagraph_mode, cudagraph_capture_sizes, max_cudagraph_capture_size (other keys are warned)");
+  app.add_option("--cudagraph-capture-sizes", f.cudagraph_capture_sizes,
+                 "batch sizes (tokens) captured as CUDA graphs, e.g. 1,2,4,8 (default: the version's list)")
+      ->delimiter(',');
+  app.add_option("--max-cudagraph-capture-size", f.max_cudagraph_capture_size,
+                 "largest CUDA-graph capture size (default: min(2 x max_num_seqs x (1 + k), 512))");
 }
+
+namespace {
+
+// A capture size from --compilation-config: a JSON integer within 1..2^20 (cuda_graph_choice checks the
+// range; a float or a number past int64 is refused here).
+std::int64_t json_count(const nlohmann::json& value, std::string_view key) {
+  if (!value.is_number_integer() || (value.is_number_unsigned() && value.get<std::uint64_t>() > (1u << 20))) {
+    throw UsageError(fmt::format("--compilation-config: {} takes integers from 1 to {}; got {}", key, 1 << 20,
+                                 value.dump()));
+  }
+  return value.get<std::int64_t>();
+}
+
+}  // namespace
 
 void apply_launch_flags(const LaunchFlags& f, const ModelSpec& model, const ModelLoader& load_draft, std::ostream& err,
                         Deployment& d) {
@@ -232,6 +264,9 @@ void apply_launch_flags(const LaunchFlags& f, const ModelSpec& model, const Mode
     throw UsageError(fmt::format("--cpu-offload-gb {}: expected from 0 to 1048576", f.cpu_offload_gb));
   }
   d.cpu_offload_gb = f.cpu_offload_gb;
+  d.offload_group_size = f.offload_group_size;
+  d.offload_num_in_group = f.offload_num_in_group;
+  d.offload_prefetch_step = f.offload_prefetch_step;
   d.language_model_only = f.language_model_only;
   if (!f.limit_mm_per_prompt.empty()) {
     const nlohmann::json j = parse_object("--limit-mm-per-prompt", f.limit_mm_per_prompt);
@@ -264,6 +299,8 @@ void apply_launch_flags(const LaunchFlags& f, const ModelSpec& model, const Mode
     }
     d.optimization_level = f.optimization_level;
   }
+  if (!f.cudagraph_capture_sizes.empty()) d.cudagraph_capture_sizes = f.cudagraph_capture_sizes;
+  if (f.max_cudagraph_capture_size != 0) d.max_cudagraph_capture_size = f.max_cudagraph_capture_size;
   if (!f.compilation_config.empty()) {
     const nlohmann::json j = parse_object("--compilation-config", f.compilation_config);
     for (const auto& [key, value] : j.items()) {
@@ -278,6 +315,23 @@ void apply_launch_flags(const LaunchFlags& f, const ModelSpec& model, const Mode
                                        value.dump()));
         }
         d.cudagraph_mode = mode;
+      } else if (key == "cudagraph_capture_sizes") {
+        // EngineArgs.create_engine_config: the flag and the compilation-config key are mutually exclusive.
+        if (!f.cudagraph_capture_sizes.empty()) {
+          throw UsageError("--cudagraph-capture-sizes and --compilation-config cudagraph_capture_sizes are mutually "
+                           "exclusive (vLLM raises ValueError)");
+        }
+        if (!value.is_array()) {
+          throw UsageError(fmt::format("--compilation-config: cudagraph_capture_sizes must be a list of integers; got {}",
+                                       value.dump()));
+        }
+        for (const auto& size : value) d.cudagraph_capture_sizes.push_back(json_count(size, "cudagraph_capture_sizes"));
+      } else if (key == "max_cudagraph_capture_size") {
+        if (f.max_cudagraph_capture_size != 0) {
+          throw UsageError("--max-cudagraph-capture-size and --compilation-config max_cudagraph_capture_size are "
+                           "mutually exclusive (vLLM raises ValueError)");
+        }
+        d.max_cudagraph_capture_size = json_count(value, "max_cudagraph_capture_size");
       } else {
         err << fmt::format("warning: --compilation-config {}: not modelled; the CUDA-graph and activation estimates "
                            "are without it\n",

@@ -35,6 +35,11 @@ struct LaunchFlags {
   std::string all2all_backend;      // --all2all-backend ("" = vLLM's default or VLLM_ALL2ALL_BACKEND)
   std::int64_t optimization_level = -1;  // -O / --optimization-level (-1: not given)
   std::string compilation_config;   // --compilation-config JSON
+  std::vector<std::int64_t> cudagraph_capture_sizes;  // --cudagraph-capture-sizes (tokens)
+  std::int64_t max_cudagraph_capture_size = 0;        // --max-cudagraph-capture-size (0: not given)
+  std::int64_t offload_group_size = 0;                // --offload-group-size (0: no prefetch offloader)
+  std::int64_t offload_num_in_group = 1;              // --offload-num-in-group
+  std::int64_t offload_prefetch_step = 1;             // --offload-prefetch-step
 };
 
 void add_launch_flags(CLI::App& app, LaunchFlags& flags);

@@ -30,7 +30,8 @@ const std::set<std::string>& value_flags() {
       "--lora-dtype",             "--quantization",           "--cpu-offload-gb",
       "--limit-mm-per-prompt",    "--mm-encoder-tp-mode",     "--attention-backend",
       "--mm-processor-kwargs",    "--all2all-backend",
-      "--optimization-level"};
+      "--optimization-level",     "--max-cudagraph-capture-size", "--offload-group-size",
+      "--offload-num-in-group",   "--offload-prefetch-step"};
   return kFlags;
 }
 
@@ -51,7 +52,8 @@ const std::set<std::string>& switch_flags() {
 // Flags the parser reads besides those: their own handling below.
 const std::set<std::string>& special_flags() {
   static const std::set<std::string> kFlags = {"--model", "--kv-cache-dtype-skip-layers", "--eplb-config",
-                                               "--lora-target-modules", "--compilation-config",
+                                               "--lora-target-modules", "--cudagraph-capture-sizes",
+                                               "--compilation-config",
                                                "--speculative-config", "--spec-method", "--spec-model",
                                                "--spec-tokens"};
   return kFlags;
@@ -191,8 +193,9 @@ VllmCommand translate_vllm_command(const std::vector<std::string>& tokens, const
       flags.push_back(glued_level ? word.substr(2) : take_value());
     } else if (switch_flags().count(name) != 0) {
       flags.push_back(name);
-    } else if (name == "--kv-cache-dtype-skip-layers" || name == "--lora-target-modules") {
-      // vLLM's list[str] flag: one or more words up to the next flag.
+    } else if (name == "--kv-cache-dtype-skip-layers" || name == "--lora-target-modules" ||
+               name == "--cudagraph-capture-sizes") {
+      // vLLM's list flags (nargs="+"): one or more words up to the next flag.
       std::string layers = take_value();
       while (!has_inline && i + 1 < tokens.size() && tokens[i + 1].rfind("-", 0) != 0) layers += "," + tokens[++i];
       flags.push_back(name);

@@ -74,6 +74,9 @@ struct ReplayRow {
   // The multimodal encoder pass and the outputs it leaves cached (physics, not fitted).
   double encoder_pass_bytes = 0, encoder_cached_bytes = 0;
   std::int64_t worker_layers = 0;
+  // worker_layers x the CUDA graphs beyond each mode's first / kReferenceExtraCudaGraphs: what the
+  // per-layer graph coefficient multiplies.
+  double graph_layers = 0;
   std::string non_torch_class;
   bool enforce_eager = false;
   std::string vllm_version_used;  // the version the row ran (logged or inferred), "" if unknown

@@ -106,6 +106,7 @@ struct LoraAdapters {
 enum class OnlineQuantization {
   kNone,          // the checkpoint's own format
   kFp8,           // `fp8` / `fp8_per_tensor`: fp8 e4m3 weights, one fp32 scale per layer
+  kBitsAndBytes,  // `bitsandbytes`: NF4 weights, fp32 absmax per 64 (QuantKind::kBnbNf4)
 };
 
 // --mm-encoder-tp-mode.
@@ -197,6 +198,12 @@ struct Deployment {
   // --compilation-config cudagraph_mode, upper case ("NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY",
   // "FULL_AND_PIECEWISE"); it wins over the level's. "": not given.
   std::string cudagraph_mode;
+  // --cudagraph-capture-sizes (-cc cudagraph_capture_sizes): the batch sizes, in tokens, captured as CUDA
+  // graphs, each from 1 to 2^20; at most 4096 of them. Empty: the version's generated list.
+  std::vector<std::int64_t> cudagraph_capture_sizes;
+  // --max-cudagraph-capture-size (-cc max_cudagraph_capture_size): the largest captured size, 1 to 2^20.
+  // With a list, vLLM requires it to equal the list's largest size. Default (nullopt): the version's.
+  std::optional<std::int64_t> max_cudagraph_capture_size;
   // --skip-mm-profiling: vLLM does not run the multimodal encoder in its profile run. Default: false.
   bool skip_mm_profiling = false;
   // --enable-prefix-caching / --no-enable-prefix-caching. Default (nullopt): the version's for the
@@ -238,6 +245,13 @@ struct Deployment {
   OnlineQuantization quantization = OnlineQuantization::kNone;
   // --cpu-offload-gb: GiB (2^30 bytes) of weights per GPU kept in pinned CPU memory. Default: 0.
   double cpu_offload_gb = 0;
+  // The prefetch offloader (vLLM 0.17+): --offload-group-size G (0: off; it wins over --cpu-offload-gb),
+  // --offload-num-in-group N (1 <= N <= G; default 1) and --offload-prefetch-step P (>= 1; default 1).
+  // Of every G decoder layers of a pipeline stage the last N live in pinned CPU memory and are copied
+  // into P GPU slots ahead of use. Each at most 2^20.
+  std::int64_t offload_group_size = 0;
+  std::int64_t offload_num_in_group = 1;
+  std::int64_t offload_prefetch_step = 1;
   // --limit-mm-per-prompt with 0 for every modality of the vision tower, or --language-model-only:
   // vLLM builds no tower and profiles no encoder. Default: false.
   bool language_model_only = false;

@@ -66,6 +66,11 @@ struct FitResult {
   std::int64_t block_size = 0;
   std::string attention_backend;  // "" when no backend of this vLLM supports the combination
   SchedulerLimits scheduler;
+  // CUDA graphs vLLM captures (0 and 0 when none): the capture sizes, PIECEWISE graphs (one per size)
+  // and FULL graphs (the uniform-decode sizes; every size in FULL mode).
+  std::int64_t cuda_graph_capture_sizes = 0;
+  std::int64_t cuda_graphs_piecewise = 0;
+  std::int64_t cuda_graphs_full = 0;
   // Hybrid (Mamba / linear-attention) models: prefix caching as resolved, the mamba_cache_mode it
   // implies and the state dtypes. prefix_caching is what vLLM decides for hybrid models only.
   bool hybrid = false;

@@ -45,12 +45,18 @@ struct OverheadEstimate {
   // for the rest of the run, and the transient buffer allocated beside it during the forward pass.
   Bytes workspace;
   Bytes workspace_transient;
-  // max(encoder.pass, max(sampler, rejection_sampler, forward + workspace_transient, drafter_pass) +
+  // bitsandbytes NF4 (online --quantization bitsandbytes): the largest weight the forward pass rebuilds
+  // in the model dtype at once (a dense shard, or a MoE layer's local experts), beside its activations.
+  Bytes dequantized_weights;
+  // max(encoder.pass, max(sampler, rejection_sampler, forward + workspace_transient + dequantized_weights,
+  // drafter_pass) +
   // encoder.cached_outputs) + workspace: the encoder runs first and its outputs stay cached; the forward
   // pass, the drafter's pass and the samplers do not overlap in time; the workspace, once reserved, stays.
   Bytes activation_peak;
   Bytes non_torch;
-  Bytes cudagraph;       // estimated graph memory (charged only when the profile says so)
+  Bytes cudagraph;       // estimated graph memory (charged only when the profile says so): base +
+                         // per_layer x (layers x extra graphs + drafter layers x extra piecewise graphs)
+                         // / kReferenceExtraCudaGraphs
   bool cudagraph_charged = false;
   double relative_uncertainty = 0;
 
@@ -64,11 +70,25 @@ struct OverheadEstimate {
 // less for the KV cache than predicted, 70% of the predicted overheads (docs/accuracy.md).
 inline constexpr double kUncalibratedOverheadFactor = 3.0;
 
+// The CUDA graphs beyond each mode's first that the graph coefficients are calibrated for: vLLM's
+// default FULL_AND_PIECEWISE capture with max_num_seqs >= 256 (51 piecewise sizes 1..512 and 51 full
+// decode sizes). The per-layer part of the graph estimate scales with the deployment's count over this,
+// as vLLM's own estimate extrapolates: first capture + per-graph increase x (graphs - 1) per mode
+// (GPUModelRunner.profile_cudagraph_memory, vLLM 0.20+).
+inline constexpr std::int64_t kReferenceExtraCudaGraphs = 100;
+
+// The graphs captured beyond each mode's first (detail::CudaGraphChoice): all modes, and PIECEWISE alone,
+// whose captures run the drafter's layers too (_dummy_run drafts with CUDA graphs in PIECEWISE only).
+struct ExtraCudaGraphs {
+  std::int64_t all = kReferenceExtraCudaGraphs;
+  std::int64_t piecewise = kReferenceExtraCudaGraphs / 2;
+};
+
 // `profile_encoder` false models vLLM's --skip-mm-profiling.
 OverheadEstimate estimate_overheads(const ModelSpec& model, const ParallelLayout& layout,
                                     const GpuSpec& gpu, const VllmProfile& profile,
                                     const SchedulerLimits& limits, bool enforce_eager,
-                                    bool profile_encoder = true);
+                                    bool profile_encoder = true, ExtraCudaGraphs graphs = {});
 
 // The encoder pass alone (zero for a model without a vision tower); exposed for the accuracy tools.
 EncoderProfileEstimate estimate_encoder_profile(const ModelSpec& model, const ParallelLayout& layout,

@@ -30,6 +30,9 @@ enum class QuantKind {
   kGptq,         // GPTQ: int32-packed weight + 16-bit scales per group (+ zeros if asymmetric, + g_idx
                  // and its sort order with act-order), Marlin layout
   kAwq,          // AWQ: int32-packed weight + 16-bit scales + int32-packed zero points per group
+  kBnbNf4,       // bitsandbytes NF4 as vLLM quantizes a 16-bit checkpoint online: uint8-packed 4-bit
+                 // weight (2 per byte), fp32 absmax per 64 weights and a 16-entry fp32 code table per
+                 // on-disk weight (the nested statistics are undone at load, vLLM 0.9.2+)
 };
 
 struct QuantFormat {

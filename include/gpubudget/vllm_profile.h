@@ -227,6 +227,19 @@ struct All2AllRules {
   std::vector<std::string> one_sided_dispatch_formats = {"nvfp4"};
 };
 
+// How a vLLM version builds its CUDA-graph capture sizes when the launch does not list them
+// (VllmConfig._set_cudagraph_sizes; configs/vllm/*.json `cuda_graphs`).
+struct CudaGraphRules {
+  // The generated list: [1, 2, 4], every 8 up to 248, then every `stride_above_256` up to the largest
+  // size (16 from 0.11.1, #26016; 0.11.0 strides by 8 throughout).
+  std::int64_t stride_above_256 = 16;
+  // The default largest size is min(2 x S x (1 + k), 512) with k speculative tokens (#30330, 0.13);
+  // before, min(2 x S, 512).
+  bool max_size_counts_speculative_tokens = true;
+  // max_num_batched_tokens is captured too when it is below the largest size and off the grid (#40734, 0.21).
+  bool captures_max_num_batched_tokens = true;
+};
+
 struct VllmProfile {
   std::string version;          // "0.15"
   // How load_vllm_profile matched the version asked for when the profile is not that release's own (an
@@ -242,11 +255,14 @@ struct VllmProfile {
   bool attention_backend_env = false;
   // -O is the optimization level (-O0: no compile, no CUDA graphs), not the compilation level (0.13+, #26847).
   bool optimization_levels = false;  // VLLM_ATTENTION_BACKEND forces the backend (before 0.15)
+  // --offload-group-size and the prefetch offloader exist (0.17+, #29941).
+  bool prefetch_offloader = false;
   KvCacheRules kv_cache;
   HybridRules hybrid;
   LoraRules lora;
   SpeculativeRules speculative;
   All2AllRules all2all;
+  CudaGraphRules cuda_graphs;
   std::vector<BatchDefaults> batch_defaults;  // first matching entry wins
   std::vector<AttentionBackend> attention_backends;  // priority order
   std::vector<Mxfp4MoeBackend> mxfp4_moe_backends;

@@ -21,8 +21,15 @@ struct ComponentBytes {
 struct WeightsBreakdown {
   Bytes total;  // what the GPU holds: the components less cpu_offloaded
   std::vector<ComponentBytes> components;  // in Component order, zero entries omitted
-  Bytes cpu_offloaded;  // --cpu-offload-gb: weights kept in pinned CPU memory instead
+  Bytes cpu_offloaded;  // --cpu-offload-gb or the prefetch offloader: weights kept in pinned CPU memory instead
+  // The prefetch offloader's GPU slots (PrefetchOffload::buffers): allocated after vLLM measures the
+  // weights and before it profiles, so no figure of vLLM's budget holds them (through 0.22). Not in total.
+  Bytes prefetch_buffers;
 };
+
+// Output rows of fused shard `shard` (q, k, v; gate, up) of `module` held by one of `tp` ranks: split
+// for column-parallel layers (query heads, and KV heads or one replicated head, for QKV), whole otherwise.
+std::int64_t local_shard_rows(const LinearModule& module, std::int64_t tp, std::size_t shard);
 
 // Bytes of one linear layer's local shard (weight, scales, bias) on a worker of `layout`.
 Bytes linear_bytes(const LinearModule& module, const ParallelLayout& layout);
@@ -59,5 +66,20 @@ void add_to_component(WeightsBreakdown& weights, Component component, Bytes byte
 // whole modules (weight, scales and bias together), so it can differ from vLLM by one module's scales.
 // Embeddings, the head, norms outside the layers and the drafter stay on the GPU.
 Bytes cpu_offloaded_bytes(const ModelSpec& model, const ParallelLayout& layout, Bytes budget);
+
+// The prefetch offloader (vllm/model_executor/offloader/prefetch.py, vLLM 0.17+, #29941) with group size
+// `group` (G), `in_group` (N) and `prefetch_step` (P): the decoder layers of this worker whose index
+// within the worker i satisfies i mod G >= G - N move to pinned CPU memory when built, so vLLM's
+// "Model loading took" is without them; its StaticBufferPool then allocates P GPU copies of every
+// distinct parameter of the offloaded layers (one slot per layer in flight). Parameters are told apart
+// here by module name within the layer: a module of the same name and different size in two offloaded
+// layers (dense and MoE MLPs share none) takes the larger. The drafter's layers are not offloaded.
+struct PrefetchOffload {
+  std::int64_t layers = 0;  // offloaded decoder layers on the worker
+  Bytes offloaded;          // their bytes, in CPU memory
+  Bytes buffers;            // P x the distinct modules' bytes, on the GPU (0 without offloaded layers)
+};
+PrefetchOffload prefetch_offload(const ModelSpec& model, const ParallelLayout& layout, std::int64_t group,
+                                 std::int64_t in_group, std::int64_t prefetch_step);
 
 }  // namespace gpubudget

@@ -86,7 +86,7 @@ Coefficients coefficients_of(const OverheadModel& o) {
 }
 
 double graphs_gib(const ReplayRow& r, const Coefficients& c) {
-  return r.enforce_eager ? 0.0 : c.graph_base + c.graph_per_layer * static_cast<double>(r.worker_layers);
+  return r.enforce_eager ? 0.0 : c.graph_base + c.graph_per_layer * r.graph_layers;
 }
 
 // The overheads taken off a row's KV budget with coefficients `c`, in GiB: the replayed estimate with
@@ -143,11 +143,11 @@ Coefficients fit_coefficients(const std::vector<const ReplayRow*>& used, Coeffic
     for (const double v : values) non_torch_residuals.push_back(v - mean);
   }
 
-  // CUDA graphs: base + per_layer x layers.
+  // CUDA graphs: base + per_layer x layers x extra graphs / the reference count (graph_layers).
   std::vector<double> layers, graphs;
   for (const auto* r : used) {
-    if (r->logged_cudagraph_gib && !r->enforce_eager && r->worker_layers > 0) {
-      layers.push_back(static_cast<double>(r->worker_layers));
+    if (r->logged_cudagraph_gib && !r->enforce_eager && r->graph_layers > 0) {
+      layers.push_back(r->graph_layers);
       graphs.push_back(*r->logged_cudagraph_gib);
     }
   }

@@ -269,6 +269,10 @@ std::vector<ReplayRow> replay_observation_text(const std::string& text, const st
       r.encoder_pass_bytes = static_cast<double>(basis.encoder.pass.count());
       r.encoder_cached_bytes = static_cast<double>(basis.encoder.cached_outputs.count());
       r.worker_layers = layout.end_layer - layout.first_layer;
+      const std::int64_t extra_graphs = std::max<std::int64_t>(predicted.cuda_graphs_piecewise - 1, 0) +
+                                        std::max<std::int64_t>(predicted.cuda_graphs_full - 1, 0);
+      r.graph_layers = static_cast<double>(r.worker_layers) * static_cast<double>(extra_graphs) /
+                       static_cast<double>(kReferenceExtraCudaGraphs);
       r.non_torch_class = d.tensor_parallel_size == 1 ? "single"
                           : gpu.nvlink                                         ? "nvlink"
                                                                                : "pcie";

@@ -52,10 +52,17 @@ std::string fit_json(const FitQuery& q, const FitResult& r, const std::vector<Re
   j["deployment"]["quantization"] =
       d.quantization == OnlineQuantization::kNone ? Document() : Document(online_quantization_name(d.quantization));
   j["deployment"]["cpu_offload_gb"] = d.cpu_offload_gb;
+  j["deployment"]["offload_group_size"] = d.offload_group_size;
+  j["deployment"]["offload_num_in_group"] = d.offload_num_in_group;
+  j["deployment"]["offload_prefetch_step"] = d.offload_prefetch_step;
   j["deployment"]["language_model_only"] = d.language_model_only;
   j["deployment"]["mm_encoder_tp_mode"] = encoder_tp_mode_name(d.mm_encoder_tp_mode);
   j["deployment"]["optimization_level"] = d.optimization_level ? Document(*d.optimization_level) : Document();
   j["deployment"]["cudagraph_mode"] = d.cudagraph_mode.empty() ? Document() : Document(d.cudagraph_mode);
+  j["deployment"]["cudagraph_capture_sizes"] = d.cudagraph_capture_sizes.empty() ? Document()
+                                                                                 : Document(d.cudagraph_capture_sizes);
+  j["deployment"]["max_cudagraph_capture_size"] =
+      d.max_cudagraph_capture_size ? Document(*d.max_cudagraph_capture_size) : Document();
   j["deployment"]["mla_disabled"] = d.mla_disabled;
   if (r.hybrid) {
     j["deployment"]["enable_prefix_caching"] = r.prefix_caching;
@@ -72,14 +79,19 @@ std::string fit_json(const FitQuery& q, const FitResult& r, const std::vector<Re
                   {"weights_bytes", w.weights.total.count()},
                   {"weights_components", components},
                   {"cpu_offloaded_bytes", w.weights.cpu_offloaded.count()},
+                  {"prefetch_buffer_bytes", w.weights.prefetch_buffers.count()},
                   {"activation_peak_bytes", w.overheads.activation_peak.count()},
                   {"encoder_profile_bytes", w.overheads.encoder.pass.count()},
+                  {"dequantized_weights_bytes", w.overheads.dequantized_weights.count()},
                   {"non_torch_bytes", w.overheads.non_torch.count()},
                   {"cudagraph_bytes", w.overheads.cudagraph_charged ? w.overheads.cudagraph.count() : 0},
                   {"cudagraph_estimate_bytes", w.overheads.cudagraph.count()},
                   {"kv_cache_bytes", w.kv_cache.count()},
                   {"overhead_relative_uncertainty", w.overheads.relative_uncertainty},
                   {"kv_cache_uncertainty_bytes", r.kv_budget_swing.count()}};
+  j["cuda_graphs"] = {{"capture_sizes", r.cuda_graph_capture_sizes},
+                      {"piecewise", r.cuda_graphs_piecewise},
+                      {"full", r.cuda_graphs_full}};
   // The drafter's KV layers are numbered after the target's decoder layers.
   std::int64_t draft_token_bytes = 0;
   for (const auto& l : w.kv.layers) {

@@ -47,7 +47,7 @@ TEST(VllmCommand, EveryEngineArgumentIsClassifiedAndTheParserFollowsTheList) {
     EXPECT_EQ(f.status == EngineFlagStatus::kRead, reads) << f.flag;
     read += f.status == EngineFlagStatus::kRead ? 1 : 0;
   }
-  EXPECT_EQ(read, 51u);
+  EXPECT_EQ(read, 56u);  // 51, then the capture sizes (2) and the prefetch offloader (3)
   for (const char* flag : {"--tensor-parallel-size", "--enable-prefix-caching", "--no-enable-prefix-caching",
                            "--disable-hybrid-kv-cache-manager", "--kv-cache-dtype-skip-layers", "--eplb-config"}) {
     EXPECT_TRUE(vllm_command_reads(flag)) << flag;

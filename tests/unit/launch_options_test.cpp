@@ -138,6 +138,103 @@ TEST(OnlineQuantization, Llama70bFp8AtTp4) {
                            "does not match the quantization method");
 }
 
+// --quantization bitsandbytes on bf16 Llama-3.1-8B at TP 1 (bitsandbytes_loader.py _unquantized_generator:
+// quantize_4bit(compress_statistics=True, quant_type="nf4") per on-disk weight, then _dequantize_dq keeps
+// the packed uint8 weight, an fp32 absmax per 64 weights and the 16-entry fp32 code): n weights take
+// ceil(n/2) + 4 ceil(n/64) + 64 B. Per layer:
+//   q 4096 x 4096 = 16,777,216: 8,388,608 + 1,048,576 + 64 = 9,437,248; k and v 1024 x 4096 = 4,194,304:
+//   2,097,152 + 262,144 + 64 = 2,359,360 each; o 9,437,248: attention 23,593,216 B, x 32 = 754,982,912 B.
+//   gate, up, down 14336 x 4096 = 58,720,256: 29,360,128 + 3,670,016 + 64 = 33,030,208 each: 99,090,624 B,
+//   x 32 = 3,170,899,968 B.
+// Embedding and head stay bf16. The forward pass rebuilds one shard at a time in bf16 (matmul_4bit): the
+// largest, gate or up, is 14336 x 4096 x 2 = 117,440,512 B beside the activations.
+TEST(OnlineQuantization, Llama8bBitsAndBytes) {
+  const ModelSpec m = test::bundled("meta-llama/Llama-3.1-8B");
+  Deployment d;
+  d.quantization = OnlineQuantization::kBitsAndBytes;
+  d.max_model_len = 8192;
+  const ModelSpec served = model_as_served(m, d);
+  const WeightsBreakdown w = weights_per_gpu(served, make_parallel_layout(served, d, 0));
+  EXPECT_EQ(component(w, Component::kAttention).count(), 754'982'912LL);
+  EXPECT_EQ(component(w, Component::kDenseMlp).count(), 3'170'899'968LL);
+  EXPECT_EQ(component(w, Component::kEmbedding).count(), 128'256LL * 4096 * 2);
+  const FitResult r = fit(m, load_gpu_preset("h100", test::configs()), d, newest());
+  EXPECT_EQ(r.binding_worker().overheads.dequantized_weights.count(), 117'440'512LL);
+  // TP 2 splits before quantizing: the column-parallel gate is 7168 x 4096 per rank,
+  // 14,680,064 + 1,835,008 + 64 = 16,515,136 B.
+  d.tensor_parallel_size = 2;
+  const ModelSpec tp2 = model_as_served(m, d);
+  const WeightsBreakdown w2 = weights_per_gpu(tp2, make_parallel_layout(tp2, d, 0));
+  EXPECT_EQ(component(w2, Component::kDenseMlp).count(), 32LL * 3 * 16'515'136);
+}
+
+// bitsandbytes on Qwen3-30B-A3B (48 layers, 128 experts of I 768, H 2048): each expert's gate, up and down
+// (768 x 2048 = 1,572,864 weights) quantized alone, 786,432 + 98,304 = 884,736 B without the code, and two
+// fused code tables per layer (_fuse_moe_quant_states): 128 x 3 x 884,736 + 128 = 339,738,752 B per layer.
+// Qwen3-MoE's gate takes the quant_config (#25455): 128 x 2048 = 262,144 weights, 131,072 + 16,384 + 64 =
+// 147,520 B. BitsAndBytesMoEMethod rebuilds a layer's w13 and w2 in bf16 before the experts run:
+// 128 x 3 x 768 x 2048 x 2 = 1,207,959,552 B.
+TEST(OnlineQuantization, Qwen3MoeBitsAndBytes) {
+  const ModelSpec m = test::bundled("Qwen/Qwen3-30B-A3B");
+  Deployment d;
+  d.quantization = OnlineQuantization::kBitsAndBytes;
+  d.max_model_len = 8192;
+  const ModelSpec served = model_as_served(m, d);
+  const WeightsBreakdown w = weights_per_gpu(served, make_parallel_layout(served, d, 0));
+  EXPECT_EQ(component(w, Component::kRoutedExperts).count(), 48LL * 339'738'752);
+  EXPECT_EQ(component(w, Component::kRouter).count(), 48LL * 147'520);
+  const FitResult r = fit(m, load_gpu_preset("h100", test::configs()), d, newest());
+  EXPECT_EQ(r.binding_worker().overheads.dequantized_weights.count(), 1'207'959'552LL);
+}
+
+// Online fp8 leaves a router built with quant_config=None in bf16 (Mixtral: ReplicatedLinear(...,
+// quant_config=None)): 32 layers x 8 x 4096 x 2 B = 2,097,152 B; Qwen3-MoE's gate becomes fp8 with one
+// fp32 scale: 48 x (128 x 2048 + 4) = 12,583,104 B.
+TEST(OnlineQuantization, RoutersKeepTheirDtypeUnlessBuiltWithTheQuantConfig) {
+  Deployment d;
+  d.quantization = OnlineQuantization::kFp8;
+  const ModelSpec mixtral = model_as_served(test::bundled("mistralai/Mixtral-8x7B-v0.1"), d);
+  EXPECT_EQ(component(weights_per_gpu(mixtral, make_parallel_layout(mixtral, d, 0)), Component::kRouter).count(),
+            2'097'152LL);
+  const ModelSpec qwen = model_as_served(test::bundled("Qwen/Qwen3-30B-A3B"), d);
+  EXPECT_EQ(component(weights_per_gpu(qwen, make_parallel_layout(qwen, d, 0)), Component::kRouter).count(),
+            12'583'104LL);
+}
+
+// The prefetch offloader (offloader/prefetch.py, vLLM 0.17+) on bf16 Llama-3.1-8B at TP 1 with
+// --offload-group-size 8 --offload-num-in-group 2 --offload-prefetch-step 2: layers i with i mod 8 >= 6
+// (6, 7, 14, 15, 22, 23, 30, 31) live in CPU memory. A layer holds qkv 6144 x 4096 x 2 = 50,331,648,
+// o 33,554,432, gate_up 234,881,024, down 117,440,512 and two norms 16,384: 436,224,000 B. Offloaded
+// 8 x 436,224,000 = 3,489,792,000 B; the StaticBufferPool holds 2 slots of one layer: 872,448,000 B,
+// allocated after the weights are measured, so outside vLLM's budget.
+TEST(PrefetchOffload, Llama8bGroupsOf8) {
+  const ModelSpec m = test::bundled("meta-llama/Llama-3.1-8B");
+  const GpuSpec h100 = load_gpu_preset("h100", test::configs());
+  Deployment d;
+  d.max_model_len = 8192;
+  const FitResult resident = fit(m, h100, d, newest());
+  d.offload_group_size = 8;
+  d.offload_num_in_group = 2;
+  d.offload_prefetch_step = 2;
+  const FitResult r = fit(m, h100, d, newest());
+  const WorkerBudget& w = r.binding_worker();
+  EXPECT_EQ(w.weights.cpu_offloaded.count(), 3'489'792'000LL);
+  EXPECT_EQ((resident.binding_worker().weights.total - w.weights.total).count(), 3'489'792'000LL);
+  EXPECT_EQ(w.weights.prefetch_buffers.count(), 872'448'000LL);
+  EXPECT_TRUE(r.vllm_would_start);
+  // vLLM budgets the KV cache without the slots: exactly the offloaded bytes more than resident.
+  EXPECT_EQ((w.kv_cache - resident.binding_worker().kv_cache).count(), 3'489'792'000LL);
+  // 20 slots (8.7 GB) do not fit in the 10% of 80 GiB left unrequested: the KV allocation fails.
+  d.offload_prefetch_step = 20;
+  EXPECT_FALSE(fit(m, h100, d, newest()).vllm_would_start);
+  // Before 0.17 there is no prefetch offloader; N > G is refused as OffloadConfig refuses it.
+  d.offload_prefetch_step = 2;
+  test::expect_input_error([&] { (void)fit(m, h100, d, load_vllm_profile("0.16", test::configs())); },
+                           "no prefetch offloader");
+  d.offload_num_in_group = 9;
+  test::expect_input_error([&] { (void)fit(m, h100, d, newest()); }, "--offload-num-in-group");
+}
+
 // --cpu-offload-gb 10 on bf16 Llama-3.1-70B at TP 4 (offloader/uva.py: decoder-layer parameters in order
 // while the moved bytes are below 10 GiB). A layer holds qkv 41,943,040 + o 33,554,432 + gate_up
 // 234,881,024 + down 117,440,512 + two norms 32,768 = 427,851,776 B; 25 layers are 10,696,294,400 B, and
@@ -685,11 +782,17 @@ TEST(CudaGraphs, OptimizationLevelAndCudagraphMode) {
   EXPECT_TRUE(same_budget(cc_none, none, newest()));
   Deployment o0_piecewise = o0;  // explicit -cc wins over -O0
   o0_piecewise.cudagraph_mode = "PIECEWISE";
-  EXPECT_TRUE(same_budget(o0_piecewise, graphs, newest()));
-  EXPECT_TRUE(warned(o0_piecewise, newest(), "fitted on vLLM's default FULL_AND_PIECEWISE"));
+  // PIECEWISE alone: the 51 piecewise graphs and no full ones, 50 extra graphs of the calibrated 100.
+  const VllmProfile p = newest();
+  const FitResult piecewise = fit(m, h100, o0_piecewise, p);
+  EXPECT_EQ(piecewise.cuda_graphs_piecewise, 51);
+  EXPECT_EQ(piecewise.cuda_graphs_full, 0);
+  EXPECT_EQ(piecewise.binding_worker().overheads.cudagraph.count(),
+            (p.overheads.cudagraph_base + p.overheads.cudagraph_per_layer * 64 * 50 / 100).count());
+  EXPECT_TRUE(warned(o0_piecewise, newest(), "CUDA graphs: 51 piecewise and 0 full captures (PIECEWISE)"));
   Deployment o1 = d;
   o1.optimization_level = 1;
-  EXPECT_TRUE(warned(o1, newest(), "CUDA graph mode PIECEWISE"));
+  EXPECT_TRUE(warned(o1, newest(), "51 piecewise and 0 full captures (PIECEWISE)"));
   Deployment o3 = d;
   o3.optimization_level = 3;
   EXPECT_TRUE(same_budget(o3, graphs, newest()));
