@@ -141,17 +141,17 @@ TEST(FirstUse, LaunchLineKeepsAMarginBelowTheEdgeAndExitsZero) {
     args.insert(args.end(), extra.begin(), extra.end());
     return run(args);
   };
-  // The edge is 133,296 tokens (the quick start's test). 5% below: floor(133,296 x 0.95) = 126,631,
-  // rounded down to a multiple of 256: 494 x 256 = 126,464. A launch line printed is exit 0.
+  // The edge is 132,080 tokens (the quick start's test). 5% below: floor(132,080 x 0.95) = 125,476,
+  // rounded down to a multiple of 256: 490 x 256 = 125,440. A launch line printed is exit 0.
   const CliRun line = with({"--vllm-args"});
   EXPECT_EQ(line.code, 0) << line.err;
-  EXPECT_NE(line.out.find("--max-model-len 126464 "), std::string::npos) << line.out;
-  EXPECT_NE(line.err.find("note: --max-model-len 126464 is 5% below the largest length gpubudget computes (133296)"),
+  EXPECT_NE(line.out.find("--max-model-len 125440 "), std::string::npos) << line.out;
+  EXPECT_NE(line.err.find("note: --max-model-len 125440 is 5% below the largest length gpubudget computes (132080)"),
             std::string::npos)
       << line.err;
-  // --safety-margin 0: the edge itself; 10: floor(133,296 x 0.9) = 119,966 -> 468 x 256 = 119,808.
-  EXPECT_NE(with({"--vllm-args", "--safety-margin", "0"}).out.find("--max-model-len 133296 "), std::string::npos);
-  EXPECT_NE(with({"--vllm-args", "--safety-margin", "10"}).out.find("--max-model-len 119808 "), std::string::npos);
+  // --safety-margin 0: the edge itself; 10: floor(132,080 x 0.9) = 118,872 -> 464 x 256 = 118,784.
+  EXPECT_NE(with({"--vllm-args", "--safety-margin", "0"}).out.find("--max-model-len 132080 "), std::string::npos);
+  EXPECT_NE(with({"--vllm-args", "--safety-margin", "10"}).out.find("--max-model-len 118784 "), std::string::npos);
   EXPECT_EQ(with({"--vllm-args", "--safety-margin", "80"}).code, 2);
   // A length that fits with room to spare is launched as asked: 8,192 tokens of Llama-3.1-8B on an H100.
   const CliRun roomy = run({"fit", "meta-llama/Llama-3.1-8B-Instruct", "--gpu", "h100", "--max-model-len", "8192",
@@ -193,7 +193,7 @@ TEST(FirstUse, ReadmeQuickStartShowsTheIncidentAsItHappenedAndTheDefault) {
   EXPECT_EQ(incident.code, 1) << incident.err;
   EXPECT_NE(incident.out.find("70272 bytes per token per GPU"), std::string::npos) << incident.out;
   EXPECT_NE(incident.out.find("needs 17.16 GiB of KV cache per GPU -> DOES NOT FIT"), std::string::npos) << incident.out;
-  EXPECT_NE(incident.out.find("Largest --max-model-len that fits: 133,296"), std::string::npos) << incident.out;
+  EXPECT_NE(incident.out.find("Largest --max-model-len that fits: 132,080"), std::string::npos) << incident.out;
   // The default: the checkpoint's FP8 KV halves it (35,136 B/token, 8.58 GiB) and the length fits.
   const CliRun defaults = run(commands[1]);
   EXPECT_EQ(defaults.code, 0) << defaults.err;

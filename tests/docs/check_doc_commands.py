@@ -35,8 +35,8 @@ INCIDENT_FIT = "nvidia/Kimi-K2.5-NVFP4 --gpu rtx-pro-6000 -tp 8 --kv-cache-dtype
 
 # (document, text the command contains, strings its output must contain): figures the prose states.
 CLAIMS = [
-    ("README.md", "--vllm-version 0.15 -- vllm serve", ["DOES NOT FIT", "133,296"]),
-    ("README.md", "--vllm-version 0.17", ["85.47 GiB", "70.71 GiB", "70272", "17.16 GiB", "183,744",
+    ("README.md", "--vllm-version 0.15 -- vllm serve", ["DOES NOT FIT", "132,080"]),
+    ("README.md", "--vllm-version 0.17", ["85.47 GiB", "70.71 GiB", "70272", "17.16 GiB", "183,504",
                                           "would stop with: To serve at least one request"]),
     ("README.md", "diagnose vllm.log --model", ["kv_cache_too_small", "--decode-context-parallel-size 2"]),
     ("docs/guide.md", "--vllm-version 0.15", ["85.47 GiB", "94.97 GiB", "70.71 GiB", "70272", "17.16 GiB"]),
