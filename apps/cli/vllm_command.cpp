@@ -129,10 +129,10 @@ VllmCommand translate_vllm_command(const std::vector<std::string>& tokens, const
   // (EngineArgs.create_speculative_config).
   nlohmann::json compilation = nlohmann::json::object();
   nlohmann::json speculative = nlohmann::json::object();
-  // A dotted value is JSON when it parses as JSON (3, true), else the text.
+  // A dotted value is JSON when it parses as a JSON scalar or list (3, true, [1,2,4]), else the text.
   const auto dotted_value = [](const std::string& text) {
     auto j = nlohmann::json::parse(text, nullptr, false);
-    return j.is_discarded() || j.is_object() || j.is_array() ? nlohmann::json(text) : j;
+    return j.is_discarded() || j.is_object() ? nlohmann::json(text) : j;
   };
   for (; i < tokens.size(); ++i) {
     std::string word = tokens[i];
@@ -162,7 +162,9 @@ VllmCommand translate_vllm_command(const std::vector<std::string>& tokens, const
       if (name.rfind(long_prefix, 0) == 0) return name.substr(long_prefix.size());
       return "";
     };
-    const std::string dotted_compilation = dotted("-cc.", "--compilation-config.");
+    // -O.KEY is the compilation config's dotted form too (FlexibleArgumentParser), not a level.
+    std::string dotted_compilation = dotted("-cc.", "--compilation-config.");
+    if (word.rfind("-O.", 0) == 0) dotted_compilation = word.substr(3);
     const std::string dotted_speculative = dotted("-sc.", "--speculative-config.");
     const auto json_object = [&](const std::string& flag) {
       const std::string text = take_value();

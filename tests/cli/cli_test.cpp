@@ -257,6 +257,44 @@ TEST(CliFit, PastedLaunchOptionsGiveTheSameJsonAsTheFlags) {
   EXPECT_EQ(nlohmann::json::parse(fp8.out)["deployment"]["quantization"], "fp8");
 }
 
+// The launch options of the capture sizes, online bitsandbytes and the prefetch offloader: the pasted line
+// (vLLM's nargs list, -cc keys) gives the same document as the flags. Llama-3.1-8B on an H100 at 0.22:
+// sizes 1, 2, 4, 8 are 4 piecewise and 4 full graphs; groups of 8 with 2 offloaded and 2 slots take 8 of
+// the 32 layers to CPU memory (PrefetchOffload.Llama8bGroupsOf8 works the bytes). A largest size that is
+// not the list's largest is a configuration vLLM refuses (exit 3); a setting given twice (flag and -cc key)
+// a usage error (exit 2), as vLLM raises for both.
+TEST(CliFit, PastedCaptureSizesBitsAndBytesAndPrefetchOffloadGiveTheSameJson) {
+  const CliRun flags = run({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "h100", "--max-model-len", "8192",
+                            "--cudagraph-capture-sizes", "1,2,4,8", "-q", "bitsandbytes", "--offload-group-size", "8",
+                            "--offload-num-in-group", "2", "--offload-prefetch-step", "2", "--json"});
+  const CliRun pasted = run({"fit", "--gpu", "h100", "--json", "--", "vllm", "serve", "meta-llama/Llama-3.1-8B",
+                             "--max-model-len", "8192", "--cudagraph-capture-sizes", "1", "2", "4", "8",
+                             "--quantization", "bitsandbytes", "--offload-group-size", "8", "--offload-num-in-group",
+                             "2", "--offload_prefetch_step=2"});
+  ASSERT_EQ(flags.code, pasted.code) << flags.err << pasted.err;
+  EXPECT_EQ(flags.out, pasted.out);
+  const auto j = nlohmann::json::parse(flags.out);
+  EXPECT_EQ(j["cuda_graphs"]["piecewise"], 4);
+  EXPECT_EQ(j["cuda_graphs"]["full"], 4);
+  EXPECT_EQ(j["deployment"]["quantization"], "bitsandbytes");
+  EXPECT_GT(j["per_gpu"]["prefetch_buffer_bytes"].get<std::int64_t>(), 0);
+  EXPECT_EQ(j["per_gpu"]["dequantized_weights_bytes"], 14336LL * 4096 * 2);
+  const CliRun cc = run({"fit", "--gpu", "h100", "--json", "--", "vllm", "serve", "meta-llama/Llama-3.1-8B",
+                         "--max-model-len", "8192", "-cc.cudagraph_capture_sizes=[1,2,4,8]", "-q", "bitsandbytes",
+                         "--offload-group-size", "8", "--offload-num-in-group", "2", "--offload-prefetch-step", "2"});
+  EXPECT_EQ(nlohmann::json::parse(cc.out)["cuda_graphs"], j["cuda_graphs"]) << cc.err;
+  // -O.KEY is the compilation config's dotted form (as launch scripts write it), not an optimization level.
+  const CliRun o_dotted = run({"fit", "--gpu", "h100", "--json", "--", "vllm", "serve", "meta-llama/Llama-3.1-8B",
+                               "--max-model-len", "8192", "-O.cudagraph_capture_sizes=[1,2,4,8]", "-q", "bitsandbytes",
+                               "--offload-group-size", "8", "--offload-num-in-group", "2", "--offload-prefetch-step",
+                               "2"});
+  EXPECT_EQ(o_dotted.out, cc.out) << o_dotted.err;
+  EXPECT_EQ(run({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "h100", "--cudagraph-capture-sizes", "1,2,4",
+                 "--max-cudagraph-capture-size", "8"}).code, 3);  // a configuration vLLM refuses
+  EXPECT_EQ(run({"fit", "meta-llama/Llama-3.1-8B", "--gpu", "h100", "--max-cudagraph-capture-size", "8",
+                 "--compilation-config", R"({"max_cudagraph_capture_size": 8})"}).code, 2);
+}
+
 // Qwen2.5-VL-7B on an H100 (T 8192), --mm-processor-kwargs max_pixels 1,003,520 and no video: six images
 // of 1280 tokens (30,720 patches) in the encoder profile, worked in Overheads.Qwen25VlImagesOnlyAtThe...;
 // the pasted line gives the same document, and keys the profile does not read are warned.
