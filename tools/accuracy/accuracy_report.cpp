@@ -69,6 +69,13 @@ void out_of_sample_table(std::string& out, const std::vector<ReplayRow>& rows, c
     Figure figure;
   };
   const Row figures[] = {
+      {"weights (deterministic: the same out of sample)",
+       [](const ReplayRow& r, bool p) { return p ? r.predicted_weights_gib : r.logged_weights_gib; }},
+      {"KV tokens from logged memory (deterministic)",
+       [](const ReplayRow& r, bool p) -> std::optional<double> {
+         const auto v = p ? r.predicted_tokens : r.logged_tokens;
+         return v ? std::optional<double>(static_cast<double>(*v)) : std::nullopt;
+       }},
       {"available KV memory (estimated)",
        [](const ReplayRow& r, bool p) { return p ? r.predicted_available_gib : r.logged_available_gib; }},
       {"activation peak (estimated)",
