@@ -17,7 +17,8 @@ namespace {
 constexpr double kSafeUtilization = 0.95;
 // A --max-num-batched-tokens low enough to shrink the profile run, high enough to keep chunked prefill useful.
 constexpr std::int64_t kSmallBatchedTokens = 2048;
-
+// The largest CUDA-graph capture size the "fewer graphs" remedy tries: [1, 2, 4] + 8..64 by 8, 11 sizes.
+constexpr std::int64_t kSmallCaptureSize = 64;
 
 }  // namespace
 
@@ -63,6 +64,16 @@ std::vector<Remedy> find_remedies(const ModelSpec& model, const std::vector<GpuS
             {"--max-num-batched-tokens", std::to_string(kSmallBatchedTokens)},
             [](Deployment& d) { d.max_num_batched_tokens = kSmallBatchedTokens; }, stage_gpus,
             "slower prefill of long prompts");
+  }
+  if (!deployment.enforce_eager && base.binding_worker().overheads.cudagraph_charged &&
+      base.cuda_graph_capture_sizes > 0 && deployment.cudagraph_capture_sizes.empty() &&
+      deployment.max_cudagraph_capture_size.value_or(kSmallCaptureSize + 1) > kSmallCaptureSize &&
+      base.scheduler.max_num_seqs * 2 > kSmallCaptureSize) {
+    // Fewer graphs: the generated list up to 64 tokens (the graph estimate scales with their number).
+    attempt(fmt::format("CUDA graphs up to {} tokens", kSmallCaptureSize),
+            {"--max-cudagraph-capture-size", std::to_string(kSmallCaptureSize)},
+            [](Deployment& d) { d.max_cudagraph_capture_size = kSmallCaptureSize; }, stage_gpus,
+            "larger decode batches run without CUDA graphs");
   }
   if (!deployment.enforce_eager && base.binding_worker().overheads.cudagraph_charged) {
     attempt("no CUDA graphs", {"--enforce-eager"}, [](Deployment& d) { d.enforce_eager = true; }, stage_gpus,

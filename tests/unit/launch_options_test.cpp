@@ -804,7 +804,7 @@ TEST(CudaGraphs, OptimizationLevelAndCudagraphMode) {
   EXPECT_TRUE(warned(o0, old, "reads -O as the torch.compile level"));
 }
 
-// The remedies consider the new levers: fewer LoRA slots, a lower rank, no drafter.
+// The remedies consider the new levers: fewer LoRA slots, a lower rank, fewer CUDA graphs, no drafter.
 TEST(Remedies, LaunchOptionLevers) {
   const ModelSpec m = test::bundled("Qwen/Qwen3-32B");
   const GpuSpec h100 = load_gpu_preset("h100", test::configs());
@@ -812,12 +812,15 @@ TEST(Remedies, LaunchOptionLevers) {
   d.lora = lora(8, 64);  // 8.3 GiB of slots: nothing left for the KV cache on an 80 GiB H100
   const FitResult r = fit(m, h100, d, newest());
   ASSERT_FALSE(r.fits);
-  bool slots = false, rank = false;
+  bool slots = false, rank = false, graphs = false;
   for (const auto& remedy : find_remedies(m, {h100}, d, newest(), r)) {
     slots = slots || (remedy.change == "4 LoRA slots" && remedy.flags == std::vector<std::string>{"--max-loras", "4"});
     rank = rank || remedy.change == "LoRA rank 32";
+    // 0.22 charges the graphs: capturing up to 64 tokens (11 + 11 graphs, 20 extra against 100) is a lever.
+    graphs = graphs || (remedy.change == "CUDA graphs up to 64 tokens" &&
+                        remedy.flags == std::vector<std::string>{"--max-cudagraph-capture-size", "64"});
   }
-  EXPECT_TRUE(slots && rank);
+  EXPECT_TRUE(slots && rank && graphs);
   const ModelSpec v3 = test::bundled("deepseek-ai/DeepSeek-V3");
   Deployment mtp;
   mtp.tensor_parallel_size = 8;
