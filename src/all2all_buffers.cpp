@@ -154,8 +154,13 @@ All2AllBuffers all2all_buffers(const ModelSpec& model, const Deployment& d, cons
   }
   // MoRI's symmetric heap is created with the manager, before vLLM's first memory snapshot.
   if (d.all2all_backend == All2AllBackend::kMori) {
-    out.warnings.push_back("--all2all-backend mori: its 4 GiB symmetric heap is allocated before vLLM's memory "
-                           "snapshot, outside --gpu-memory-utilization, and is not modelled");
+    // mori shmem init (src/shmem/init.cpp): one static heap of MORI_SHMEM_HEAP_SIZE per GPU, 4 GiB by default
+    // from mori 1.1.0 (2 GiB before), made in init_device before vLLM's first snapshot: the profiled budget
+    // and the KV figures do not include it, and vLLM refuses to start when free memory is below the request.
+    out.warnings.push_back("--all2all-backend mori: its symmetric heap (MORI_SHMEM_HEAP_SIZE: 4 GiB by default "
+                           "from mori 1.1.0, 2 GiB before) is allocated before vLLM's memory snapshot, so the KV "
+                           "figures are without it; with the CUDA context it must fit in the memory "
+                           "--gpu-memory-utilization leaves unrequested, or vLLM refuses to start (not checked)");
     return out;
   }
   const ExpertsModule* experts = first_experts(model);

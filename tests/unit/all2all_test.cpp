@@ -2,6 +2,8 @@
 // DeepEP managers allocate per GPU (vllm/distributed/device_communicators/all2all.py, main 2026-05) and
 // DeepEP's own sizes (csrc/config.hpp LowLatencyLayout and deep_ep.cpp Buffer at 73b6ea4, the commit
 // vLLM installs), worked by hand for DeepSeek-V3: hidden 7168, 256 routed experts.
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "gpubudget/fit.h"
@@ -34,6 +36,17 @@ FitResult deepseek_v3(const std::string& backend, const std::string& version, st
 }
 
 Bytes non_torch(const FitResult& r) { return r.binding_worker().overheads.non_torch; }
+
+// MoRI's heap is made before vLLM's first snapshot, outside the budget: the KV figures are those of no
+// all-to-all buffers, and the warning names the heap and where it must fit.
+TEST(All2All, MoriHeapIsOutsideTheBudgetAndWarned) {
+  const FitResult plain = deepseek_v3("allgather_reducescatter", "0.22", 8);
+  const FitResult mori = deepseek_v3("mori", "0.22", 8);
+  EXPECT_EQ(mori.binding_worker().kv_cache, plain.binding_worker().kv_cache);
+  EXPECT_TRUE(std::any_of(mori.warnings.begin(), mori.warnings.end(), [](const std::string& w) {
+    return w.find("MORI_SHMEM_HEAP_SIZE") != std::string::npos && w.find("unrequested") != std::string::npos;
+  }));
+}
 
 // LowLatencyLayout for T tokens per dispatch, hidden 7168 (its own size in SUPPORTED_HIDDEN_SIZES),
 // 256 experts: dispatch message 16 + max(2 x 7168, 7168 + 56 x 4) = 14,352 B; combine message
