@@ -1,4 +1,4 @@
-// Fuzzes the generic path (src/hf/generic.cpp): an input is a config.json, a NUL byte, then one
+// Fuzzes the generic path (src/model/generic.cpp): an input is a config.json, a NUL byte, then one
 // safetensors header (its data section as long as the header's largest end offset). A config of an
 // unknown architecture with such a checkpoint either yields a clean InputError or numbers, on a few
 // deployments (never a crash, overflow or other exception).

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "fuzz_target.h"
-#include "../src/profile_reader.h"
+#include "engine/profile_reader.h"
 #include "gpubudget/error.h"
 #include "gpubudget/fit.h"
 #include "gpubudget/load.h"

@@ -2,70 +2,26 @@
 # libcurl, RE2, threads) that the WebAssembly build (web/CMakeLists.txt) replaces with the stand-ins in
 # platform/ (each says what it refuses).
 set(gpubudget_portable_sources
-  all2all_buffers.cpp
-  bytes.cpp
-  config_dir.cpp
-  cuda_graph_choice.cpp
-  deployment.cpp
-  diagnosis.cpp
-  drafters.cpp
-  dtype.cpp
-  fit.cpp
-  gpu_detect.cpp
-  gpu_presets.cpp
-  header_weights.cpp
-  json_reader.cpp
-  kv_cache.cpp
-  kv_settings.cpp
-  limits.cpp
-  lora_buffers.cpp
-  mamba_state.cpp
-  model_dtype.cpp
-  overheads.cpp
-  parallel_layout.cpp
-  plan.cpp
-  quantization.cpp
-  remedies.cpp
-  safetensors_common.cpp
-  served_model.cpp
-  sweep.cpp
-  vllm_profiles.cpp
-  weight_units.cpp
-  weights.cpp
-  weights_report.cpp
+  checkpoint/safetensors_common.cpp
+  core/bytes.cpp
+  core/config_dir.cpp
+  core/deployment.cpp
+  core/dtype.cpp
+  core/json_reader.cpp
+  core/limits.cpp
+  diagnose/diagnosis.cpp
   documents/catalog_documents.cpp
   documents/diagnosis_document.cpp
   documents/fit_document.cpp
   documents/plan_document.cpp
   documents/sweep_document.cpp
   documents/weights_document.cpp
-  hf/blocks.cpp
-  hf/config_keys.cpp
-  hf/deepseek_v2.cpp
-  hf/deepseek_v4.cpp
-  hf/eagle_head.cpp
-  hf/falcon_h1.cpp
-  hf/families.cpp
-  hf/gemma4.cpp
-  hf/generic.cpp
-  hf/glm4_moe.cpp
-  hf/gpt_oss.cpp
-  hf/granite_hybrid.cpp
-  hf/hparams.cpp
-  hf/jamba.cpp
-  hf/kimi_linear.cpp
-  hf/llama.cpp
-  hf/llama4.cpp
-  hf/max_model_len.cpp
-  hf/medusa.cpp
-  hf/model_config.cpp
-  hf/nemotron_h.cpp
-  hf/nemotron_nas.cpp
-  hf/quant_config.cpp
-  hf/qwen3_next.cpp
-  hf/rotary.cpp
-  hf/step3p5.cpp
-  hf/vision.cpp
+  engine/drafters.cpp
+  engine/parallel_layout.cpp
+  engine/served_model.cpp
+  engine/vllm_profiles.cpp
+  gpu/gpu_detect.cpp
+  gpu/gpu_presets.cpp
   hub/cache_layout.cpp
   hub/locate_model.cpp
   hub/model_reference.cpp
@@ -73,9 +29,52 @@ set(gpubudget_portable_sources
   log/log_text.cpp
   log/log_wordings.cpp
   log/vllm_log.cpp
-)
+  memory/all2all_buffers.cpp
+  memory/cuda_graph_choice.cpp
+  memory/header_weights.cpp
+  memory/kv_cache.cpp
+  memory/kv_settings.cpp
+  memory/lora_buffers.cpp
+  memory/mamba_state.cpp
+  memory/overheads.cpp
+  memory/weight_units.cpp
+  memory/weights.cpp
+  model/blocks.cpp
+  model/config_keys.cpp
+  model/eagle_head.cpp
+  model/families.cpp
+  model/families/deepseek_v2.cpp
+  model/families/deepseek_v4.cpp
+  model/families/falcon_h1.cpp
+  model/families/gemma4.cpp
+  model/families/glm4_moe.cpp
+  model/families/gpt_oss.cpp
+  model/families/granite_hybrid.cpp
+  model/families/jamba.cpp
+  model/families/kimi_linear.cpp
+  model/families/llama.cpp
+  model/families/llama4.cpp
+  model/families/nemotron_h.cpp
+  model/families/nemotron_nas.cpp
+  model/families/qwen3_next.cpp
+  model/families/step3p5.cpp
+  model/generic.cpp
+  model/hparams.cpp
+  model/max_model_len.cpp
+  model/medusa.cpp
+  model/model_config.cpp
+  model/model_dtype.cpp
+  model/quant_config.cpp
+  model/quantization.cpp
+  model/rotary.cpp
+  model/vision.cpp
+  solve/fit.cpp
+  solve/plan.cpp
+  solve/remedies.cpp
+  solve/sweep.cpp
+  solve/weights_report.cpp)
 set(gpubudget_native_sources
-  safetensors.cpp
+  checkpoint/safetensors.cpp
   hub/http_client.cpp
   hub/hub_fetch.cpp
   platform/module_name_regex_re2.cpp)

@@ -21,6 +21,7 @@
 #include "gpubudget/mamba_state.h"
 #include "gpubudget/model_spec.h"
 #include "gpubudget/overheads.h"
+#include "gpubudget/served_model.h"  // model_for_dtype, model_as_served
 #include "gpubudget/vllm_profile.h"
 #include "gpubudget/weights.h"
 
@@ -155,9 +156,6 @@ ParallelLayout make_worker_layout(const ModelSpec& model, const GpuSpec& gpu, co
 // Throws what fit() throws for these settings.
 KvCacheLayout worker_kv_cache_layout(const ModelSpec& model, const GpuSpec& gpu, const Deployment& deployment,
                                      const VllmProfile& profile, std::int64_t pp_rank = 0);
-
-// The model as vLLM builds it with --dtype (`auto` keeps the checkpoint's). Does not throw.
-ModelSpec model_for_dtype(const ModelSpec& checkpoint, ModelDtypeChoice dtype);
 
 // Throws InputError when vLLM would refuse the deployment (TP not dividing heads, a
 // --max-model-len above the derived maximum, an unknown --kv-cache-dtype, ...).

@@ -89,6 +89,9 @@ struct ModelLocation {
 // Resolves `model` in the order above. InputError when it is found nowhere, naming what was tried.
 ModelLocation locate_model(const std::string& model, const ConfigDir& configs, const HubOptions& hub);
 
+// `model` is a directory holding config.json, a path to a config.json, or the Hugging Face id of a
+// bundled model ("nvidia/Kimi-K2.5-NVFP4" → <root>/models/nvidia__Kimi-K2.5-NVFP4).
+ModelSpec load_model(const std::string& model, const ConfigDir& configs);
 // Parses the config (and the quantization config beside it) of a located model.
 ModelSpec load_model(const ModelLocation& location);
 // locate_model then load_model.

@@ -12,17 +12,9 @@
 #include "gpubudget/deployment.h"
 #include "gpubudget/model_spec.h"
 #include "gpubudget/parallel_layout.h"
+#include "gpubudget/vllm_profile.h"  // LoraRules
 
 namespace gpubudget {
-
-// vLLM's rules for the LoRA buffers of one version (configs/vllm/*.json `lora`).
-struct LoraRules {
-  // Architectures whose vLLM class lists embed_tokens and lm_head in `embedding_modules`: the token
-  // embedding and the logits processor get adapter slots too (Llama always; Qwen3 from 0.16).
-  std::vector<std::string> embedding_architectures;
-  // The largest vocabulary LogitsProcessorWithLoRA accepts (258,048 from 0.17; 257,024 before).
-  std::int64_t max_lm_head_vocab = 258048;
-};
 
 struct LoraBuffers {
   Bytes linear;      // A and B stacks of the adapted linear layers and FusedMoE blocks on the worker

@@ -294,7 +294,7 @@ struct ModelSpec {
   std::vector<LayerSpec> layers;  // decoder layers only; MTP / next-n layers are not loaded by vLLM
   std::int64_t skipped_mtp_layers = 0;
   // Keys of config.json (and its text_config, as "text_config.KEY") that the family parser did not read
-  // and that are not on the reviewed list of keys without effect on memory (src/hf/config_keys.cpp):
+  // and that are not on the reviewed list of keys without effect on memory (src/model/config_keys.cpp):
   // each one may change what vLLM allocates, so fit() warns about it (`--strict` refuses).
   std::vector<std::string> unmodelled_config_keys;
   // Family "generic" only (an architecture no parser knows, sized from its safetensors headers): what

@@ -72,4 +72,9 @@ std::optional<CheckpointHeaders> read_checkpoint_headers(const std::string& mode
 // a malformed index or a name outside the folder ("../x", "a/b").
 std::vector<std::string> read_index_shard_names(const std::string& index_path);
 
+// A checkpoint module name without wrapper prefixes: leading "model." and "language_model." are
+// dropped, so "model.language_model.layers.3.mlp" and "language_model.model.layers.3.mlp" are both
+// "layers.3.mlp".
+std::string canonical_module_name(std::string_view name);
+
 }  // namespace gpubudget

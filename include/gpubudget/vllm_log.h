@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "gpubudget/load.h"
+#include "gpubudget/config_dir.h"
 
 namespace gpubudget {
 

@@ -15,12 +15,35 @@
 #include "gpubudget/bytes.h"
 #include "gpubudget/deployment.h"
 #include "gpubudget/gpu_spec.h"
-#include "gpubudget/lora_buffers.h"
-#include "gpubudget/served_model.h"
 #include "gpubudget/model_spec.h"
 #include "gpubudget/parallel_layout.h"
 
 namespace gpubudget {
+
+// vLLM's rules for the LoRA buffers of one version (configs/vllm/*.json `lora`).
+struct LoraRules {
+  // Architectures whose vLLM class lists embed_tokens and lm_head in `embedding_modules`: the token
+  // embedding and the logits processor get adapter slots too (Llama always; Qwen3 from 0.16).
+  std::vector<std::string> embedding_architectures;
+  // The largest vocabulary LogitsProcessorWithLoRA accepts (258,048 from 0.17; 257,024 before).
+  std::int64_t max_lm_head_vocab = 258048;
+};
+
+// What a vLLM version does with speculative decoding's drafter (configs/vllm/*.json `speculative`).
+struct SpeculativeRules {
+  // MTP layers' shared_head.head replaced by the target's lm_head (0.17+, #34385); before, each keeps its
+  // own vocabulary-split copy.
+  bool mtp_shares_head = true;
+  // The profile run with speculative decoding (GPUModelRunner._dummy_run / _dummy_sampler_run):
+  // methods whose drafter runs its dummy pass on the T profiled tokens (use_eagle(); draft_model from 0.15);
+  // the others (medusa, ngram, suffix) load weights but run nothing there.
+  std::vector<std::string> profiled_drafters = {"eagle", "eagle3", "mtp"};
+  // The rejection sampler's dummy run on R = min(T, S) requests of one draft token each holds, at its
+  // peak, R x vocab x (logit_copies x logit bytes + fp32_bytes) bytes: the dummy logits and bonus
+  // logits in the logits dtype, and fp32 copies, probabilities and their inverse.
+  std::int64_t rejection_logit_copies = 3;
+  std::int64_t rejection_fp32_bytes = 24;
+};
 
 // One attention backend in vLLM's priority order for a platform.
 struct AttentionBackend {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gpubudget/bytes.h"
+#include "gpubudget/safetensors.h"  // canonical_module_name
 #include "gpubudget/model_spec.h"
 #include "gpubudget/parallel_layout.h"
 
@@ -37,10 +38,5 @@ struct WeightUnit {
 std::vector<WeightUnit> weight_units(const ModelSpec& model, const ParallelLayout& layout);
 
 inline constexpr std::size_t kComponentCount = static_cast<std::size_t>(Component::kBuffers) + 1;
-
-// A checkpoint module name without wrapper prefixes: leading "model." and "language_model." are
-// dropped, so "model.language_model.layers.3.mlp" and "language_model.model.layers.3.mlp" are both
-// "layers.3.mlp".
-std::string canonical_module_name(std::string_view name);
 
 }  // namespace gpubudget

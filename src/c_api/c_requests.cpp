@@ -1,6 +1,6 @@
 // The C ABI's operations on the library API (c_requests.h). Each request is read with JsonReader, so
 // a malformed one is an InputError naming the field ("request:/deployment/tensor_parallel_size: ...").
-#include "c_requests.h"
+#include "c_api/c_requests.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "../json_reader.h"
+#include "core/json_reader.h"
 #include "gpubudget/hub.h"
 #include "gpubudget/diagnosis.h"
 #include "gpubudget/error.h"

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "c_requests.h"
+#include "c_api/c_requests.h"
 #include "gpubudget/version.h"
 
 namespace {

@@ -14,8 +14,8 @@
 
 #include "gpubudget/bytes.h"
 #include "gpubudget/error.h"
-#include "../json_reader.h"
-#include "../profile_reader.h"
+#include "core/json_reader.h"
+#include "engine/profile_reader.h"
 
 namespace gpubudget {
 

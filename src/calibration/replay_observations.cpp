@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "../json_reader.h"
+#include "core/json_reader.h"
 #include "gpubudget/error.h"
 #include "gpubudget/fit.h"
 #include "gpubudget/limits.h"

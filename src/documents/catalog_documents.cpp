@@ -2,7 +2,7 @@
 // `models --json` list it.
 #include <fmt/format.h>
 
-#include "document_text.h"
+#include "documents/document_text.h"
 #include "gpubudget/json_documents.h"
 
 namespace gpubudget {

@@ -1,7 +1,7 @@
 // diagnosis_json (json_documents.h): the `diagnose --json` document of docs/cli.md.
 #include <cmath>
 
-#include "document_text.h"
+#include "documents/document_text.h"
 #include "gpubudget/json_documents.h"
 
 namespace gpubudget {

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "decimal_text.h"
+#include "core/decimal_text.h"
 
 namespace gpubudget::detail {
 

@@ -1,5 +1,5 @@
 // sweep_json (json_documents.h): the `sweep --format json` document of docs/cli.md.
-#include "document_text.h"
+#include "documents/document_text.h"
 #include "gpubudget/json_documents.h"
 
 namespace gpubudget {

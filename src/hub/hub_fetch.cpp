@@ -19,7 +19,7 @@
 #include "gpubudget/safetensors.h"
 #include "hub/cache_layout.h"
 #include "hub/http_client.h"
-#include "json_reader.h"
+#include "core/json_reader.h"
 
 namespace gpubudget::detail {
 

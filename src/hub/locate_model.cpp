@@ -8,14 +8,14 @@
 
 #include "gpubudget/error.h"
 #include "gpubudget/hub.h"
-#include "hf/generic.h"
-#include "gpubudget/load.h"
+#include "model/generic.h"
+#include "gpubudget/config_dir.h"
+#include "gpubudget/model_config.h"
 #include "gpubudget/model_spec.h"
 #include "gpubudget/safetensors.h"
-#include "gpubudget/weight_units.h"
 #include "hub/cache_layout.h"
 #include "hub/hub_fetch.h"
-#include "json_reader.h"
+#include "core/json_reader.h"
 
 namespace gpubudget {
 

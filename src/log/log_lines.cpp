@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "gpubudget/vllm_log.h"
-#include "log_text.h"
+#include "log/log_text.h"
 
 namespace gpubudget {
 

@@ -1,10 +1,10 @@
-#include "log_text.h"
+#include "log/log_text.h"
 
 #include <cctype>
 #include <cmath>
 #include <string>
 
-#include "decimal_text.h"
+#include "core/decimal_text.h"
 
 namespace gpubudget::detail {
 

@@ -1,12 +1,12 @@
 // configs/vllm-log-wordings.json → LogWordings (log_wordings.h), and the public handle of vllm_log.h.
-#include "log_wordings.h"
+#include "log/log_wordings.h"
 
 #include <array>
 #include <utility>
 
 #include <fmt/format.h>
 
-#include "../json_reader.h"
+#include "core/json_reader.h"
 #include "gpubudget/error.h"
 
 namespace gpubudget {

@@ -13,8 +13,8 @@
 #include <fmt/format.h>
 
 #include "gpubudget/error.h"
-#include "log_text.h"
-#include "log_wordings.h"
+#include "log/log_text.h"
+#include "log/log_wordings.h"
 
 namespace gpubudget {
 

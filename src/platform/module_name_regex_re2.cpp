@@ -5,7 +5,7 @@
 #include <re2/re2.h>
 
 #include "gpubudget/error.h"
-#include "platform/module_name_regex.h"
+#include "core/module_name_regex.h"
 
 namespace gpubudget::detail {
 namespace {

@@ -11,7 +11,7 @@
 #include <fmt/format.h>
 
 #include "gpubudget/error.h"
-#include "platform/module_name_regex.h"
+#include "core/module_name_regex.h"
 
 namespace gpubudget::detail {
 namespace {

@@ -1,5 +1,5 @@
 // The generic path: an architecture no family parser knows, sized from its safetensors headers as
-// vLLM's Transformers backend builds it (src/hf/generic.cpp). The checkpoint is generated here, so
+// vLLM's Transformers backend builds it (src/model/generic.cpp). The checkpoint is generated here, so
 // every expected byte count below is worked by hand from its tensor shapes.
 #include <filesystem>
 #include <fstream>

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "gpubudget/fit.h"
-#include "all2all_buffers.h"
+#include "memory/all2all_buffers.h"
 #include "test_support.h"
 
 namespace gpubudget {

@@ -18,7 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Every bundled config's unmodelled keys are exactly the reviewed list: a key that appears is a
-// decision to make (model it, or add it to src/hf/config_keys.cpp with its reason), one that goes
+// decision to make (model it, or add it to src/model/config_keys.cpp with its reason), one that goes
 // away is a list to update.
 TEST(ConfigKeys, EveryBundledConfigLeavesOnlyTheListedKeysUnmodelled) {
   std::ifstream in(test::data_dir() + "/unmodelled-config-keys.json");

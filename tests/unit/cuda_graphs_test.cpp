@@ -1,4 +1,4 @@
-// The CUDA graphs vLLM captures (src/cuda_graph_choice.cpp): capture sizes per version, the speculative
+// The CUDA graphs vLLM captures (src/memory/cuda_graph_choice.cpp): capture sizes per version, the speculative
 // rounding, the graphs per mode, and the graph estimate scaled by their count. The counts are checked
 // against vLLM's own startup lines ("Profiling CUDA graph memory: PIECEWISE=51 (largest=512), FULL=35
 // (largest=256)" for the default capture with max_num_seqs 256; "PIECEWISE=15 (largest=112), FULL=8
@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "gpubudget/fit.h"
-#include "cuda_graph_choice.h"
+#include "memory/cuda_graph_choice.h"
 #include "test_support.h"
 
 namespace gpubudget {

@@ -1,4 +1,4 @@
-// DeepSeek-V4 (src/hf/deepseek_v4.cpp, KvGrouping::kUniformGroups) by hand from vLLM's
+// DeepSeek-V4 (src/model/families/deepseek_v4.cpp, KvGrouping::kUniformGroups) by hand from vLLM's
 // vllm/models/deepseek_v4/ and vllm/v1/core/kv_cache_utils.py (group_and_unify_kv_cache_specs,
 // _get_kv_cache_groups_uniform_groups, _get_kv_cache_config_deepseek_v4, _max_memory_usage_bytes_from_groups),
 // against the published checkpoint totals of DeepSeek-V4-Flash and DeepSeek-V4-Pro.

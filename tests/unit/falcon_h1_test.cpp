@@ -1,4 +1,4 @@
-// Falcon-H1 (src/hf/falcon_h1.cpp) by hand from vLLM's falcon_h1.py and MambaMixer2. The config is
+// Falcon-H1 (src/model/families/falcon_h1.cpp) by hand from vLLM's falcon_h1.py and MambaMixer2. The config is
 // assembled from recorded copies (tests/data/configs/falcon-h1-7b-base/source.json): no verbatim
 // config.json or safetensors index of Falcon-H1 was found.
 #include <gtest/gtest.h>

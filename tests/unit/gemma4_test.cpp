@@ -1,4 +1,4 @@
-// Gemma 4 (src/hf/gemma4.cpp) against the published checkpoints and vLLM's gemma4.py by hand.
+// Gemma 4 (src/model/families/gemma4.cpp) against the published checkpoints and vLLM's gemma4.py by hand.
 #include <gtest/gtest.h>
 
 #include "gpubudget/fit.h"

@@ -1,4 +1,4 @@
-// Granite 4.0 H (src/hf/granite_hybrid.cpp) by hand from vLLM's granitemoehybrid.py and MambaMixer2.
+// Granite 4.0 H (src/model/families/granite_hybrid.cpp) by hand from vLLM's granitemoehybrid.py and MambaMixer2.
 #include <fstream>
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The common hyperparameter reader (src/hf/hparams.h) and the family table (src/hf/families.h).
+// The common hyperparameter reader (src/model/hparams.h) and the family table (src/model/families.h).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 
 #include "gpubudget/error.h"
-#include "hf/families.h"
-#include "hf/hparams.h"
-#include "json_reader.h"
+#include "model/families.h"
+#include "model/hparams.h"
+#include "core/json_reader.h"
 #include "test_support.h"
 
 namespace gpubudget::detail {

@@ -1,4 +1,4 @@
-// parse_json and JsonReader (src/json_reader.h): config.json, vLLM profiles and GPU presets are parsed
+// parse_json and JsonReader (src/core/json_reader.h): config.json, vLLM profiles and GPU presets are parsed
 // by nlohmann; what this reader adds is the error text (file, JSON pointer, value), Python's number
 // tokens and a nesting limit.
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <string>
 
 #include "gpubudget/error.h"
-#include "json_reader.h"
+#include "core/json_reader.h"
 #include "test_support.h"
 
 namespace gpubudget::detail {

@@ -1,4 +1,4 @@
-// Llama-family members whose attention differs in one detail (src/hf/llama.cpp traits), by hand from
+// Llama-family members whose attention differs in one detail (src/model/families/llama.cpp traits), by hand from
 // their vLLM model files. Their configs are assembled from recorded copies (tests/data/configs/*/
 // source.json says from where); no verbatim config.json of either was found.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The `re:` matcher of quantization ignore lists (src/platform/module_name_regex.h), as Python's
+// The `re:` matcher of quantization ignore lists (src/core/module_name_regex.h), as Python's
 // re.match reads a pattern. This file is compiled twice: into gpubudget_tests against the native
 // matcher (RE2) and into gpubudget_regex_std_tests against the WebAssembly build's (std::regex). Each
 // expectation is what Python 3 answers for `re.match(pattern, name) is not None`; a matcher may instead
@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "gpubudget/error.h"
-#include "platform/module_name_regex.h"
+#include "core/module_name_regex.h"
 
 namespace gpubudget::detail {
 namespace {

@@ -1,4 +1,4 @@
-// Step-3.5 (src/hf/step3p5.cpp) by hand from vLLM's step3p5.py and its config class, on the bundled
+// Step-3.5 (src/model/families/step3p5.cpp) by hand from vLLM's step3p5.py and its config class, on the bundled
 // Step-3.5-Flash config (configs/models/stepfun-ai__Step-3.5-Flash/source.json: no safetensors index total
 // was found; the Hub page lists 199B parameters).
 #include <gtest/gtest.h>

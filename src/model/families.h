@@ -1,0 +1,43 @@
+// The architecture families gpubudget parses, in one table (families.cpp): which language-model
+// `model_type`s each one reads, which config.json `architectures` vLLM registers for them, and the
+// parser that turns such a config into a ModelSpec. Adding an architecture is one parser file
+// (src/hf/<family>.cpp) and one row here.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "model/parse_context.h"
+
+namespace gpubudget::detail {
+
+// A language-model `model_type` a family reads.
+struct ModelType {
+  std::string_view name;
+  // The config class's max_position_embeddings, for a sparse config that omits it (0: none).
+  std::int64_t default_max_position = 0;
+};
+
+struct Family {
+  std::string_view name;                            // ModelSpec::family
+  std::span<const ModelType> model_types;
+  std::span<const std::string_view> architectures;  // config.json `architectures[0]` vLLM registers for them
+  void (*parse)(const ParseContext& context, ModelSpec& model);
+};
+
+// Every family, in the order they are tried.
+std::span<const Family> families();
+// The family that reads `model_type` and its entry, or nullptrs.
+struct FamilyMatch {
+  const Family* family = nullptr;
+  const ModelType* model_type = nullptr;
+};
+FamilyMatch family_for_model_type(std::string_view model_type);
+// For an unsupported model_type: what it is and the closest supported family.
+std::string closest_family_hint(std::string_view model_type);
+// Whether the generic path may size an unsupported model_type from its headers: false for the types
+// vLLM does not serve at all or serves with an attention the generic layout would get wrong.
+bool generic_path_allowed(std::string_view model_type);
+
+}  // namespace gpubudget::detail
