@@ -3,12 +3,12 @@
 #include <string>
 #include <vector>
 
-#include "cli_values.h"
-#include "engine_args.h"
+#include "gpubudget/argument_values.h"
+#include "gpubudget/engine_args.h"
 #include "fuzz_target.h"
 #include "cli_errors.h"
 #include "gpubudget/error.h"
-#include "vllm_command.h"
+#include "gpubudget/vllm_command.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::vector<std::string> words(1);
@@ -21,10 +21,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   }
   try {
-    static const gpubudget::cli::EngineArgs engine_args =
-        gpubudget::cli::load_engine_args(gpubudget::ConfigDir{GPUBUDGET_FUZZ_CONFIG_DIR});
-    const auto command = gpubudget::cli::translate_vllm_command(words, engine_args);
-    (void)gpubudget::cli::expand_vllm_short_flags(command.flags);
+    static const gpubudget::EngineArgs engine_args =
+        gpubudget::load_engine_args(gpubudget::ConfigDir{GPUBUDGET_FUZZ_CONFIG_DIR});
+    const auto command = gpubudget::translate_vllm_command(words, engine_args);
+    (void)gpubudget::expand_vllm_short_flags(command.flags);
   } catch (const gpubudget::cli::UsageError&) {
   } catch (const gpubudget::InputError&) {
   }

@@ -3,6 +3,7 @@
 # platform/ (each says what it refuses).
 set(gpubudget_portable_sources
   checkpoint/safetensors_common.cpp
+  core/argument_values.cpp
   core/bytes.cpp
   core/config_dir.cpp
   core/deployment.cpp
@@ -17,8 +18,12 @@ set(gpubudget_portable_sources
   documents/sweep_document.cpp
   documents/weights_document.cpp
   engine/drafters.cpp
+  engine/engine_args.cpp
+  engine/launch_options.cpp
   engine/parallel_layout.cpp
   engine/served_model.cpp
+  engine/vllm_args.cpp
+  engine/vllm_command.cpp
   engine/vllm_profiles.cpp
   gpu/gpu_detect.cpp
   gpu/gpu_presets.cpp

@@ -11,10 +11,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "cli_values.h"
+#include "gpubudget/argument_values.h"
 #include "diagnose_command.h"
 #include "fit_command.h"
-#include "vllm_command.h"
+#include "gpubudget/vllm_command.h"
 #include "gpubudget/calibrate.h"
 #include "plan_command.h"
 #include "suggestions.h"
@@ -79,29 +79,29 @@ void add_fit_options(CLI::App& fit, FitOptions& o) {
                  "with --gpu-memory alone: the GPU's compute capability (8.0, 9.0, 12.0; default 9.0), which picks the attention backend");
   fit.add_option("--vllm-version", o.vllm_version, "vLLM version whose behaviour to reproduce (default: newest)");
   fit.add_option("--profile", o.profile_file, "a vLLM profile file (e.g. from `gpubudget calibrate`) instead of --vllm-version");
-  auto& d = o.deployment;
+  auto& d = o.vllm.deployment;
   add_parallel_options(fit, d);
   fit.add_option("--decode-context-parallel-size", d.decode_context_parallel_size, "-dcp: decode context parallel")
       ->check(within(1, kMaxDecodeContextParallelSize));
-  fit.add_option("--pp-layer-partition", o.pp_layer_partition, "decoder layers per stage, e.g. 31,30 (VLLM_PP_LAYER_PARTITION)");
-  fit.add_option("--vllm-env", o.vllm_env, "VAR=VALUE for one of: " + fmt::format("{}", fmt::join(modelled_vllm_env_vars(), ", ")));
+  fit.add_option("--pp-layer-partition", o.vllm.pp_layer_partition, "decoder layers per stage, e.g. 31,30 (VLLM_PP_LAYER_PARTITION)");
+  fit.add_option("--vllm-env", o.vllm.vllm_env, "VAR=VALUE for one of: " + fmt::format("{}", fmt::join(modelled_vllm_env_vars(), ", ")));
   fit.add_option("--gpu-memory-utilization", d.gpu_memory_utilization, "fraction of the GPU vLLM may use");
-  fit.add_option("--dtype", o.dtype, "auto, bfloat16, float16, float32: unquantized weights and auto KV dtype");
-  fit.add_option("--kv-cache-dtype", o.kv_cache_dtype,
+  fit.add_option("--dtype", o.vllm.dtype, "auto, bfloat16, float16, float32: unquantized weights and auto KV dtype");
+  fit.add_option("--kv-cache-dtype", o.vllm.kv_cache_dtype,
                  "auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2, fp8_inc, fp8_ds_mla, nvfp4, int8_per_token_head, "
                  "fp8_per_token_head (as the version accepts)");
-  fit.add_option("--max-model-len", o.max_model_len, "length to judge: N, 128k, auto or -1 (default: model maximum)");
+  fit.add_option("--max-model-len", o.vllm.max_model_len, "length to judge: N, 128k, auto or -1 (default: model maximum)");
   fit.add_option("--max-num-seqs", d.max_num_seqs, "default: vLLM's for the GPU")->check(within(1, kMaxNumSeqs));
-  fit.add_option("--max-num-batched-tokens", o.max_num_batched_tokens, "default: vLLM's for the GPU");
+  fit.add_option("--max-num-batched-tokens", o.vllm.max_num_batched_tokens, "default: vLLM's for the GPU");
   fit.add_option("--block-size", d.block_size, "default: the attention backend's")->check(within(1, kMaxBlockSize));
   add_startup_flags(fit, d);
-  add_launch_flags(fit, o.launch);
-  fit.add_option("--entry-point", o.entry_point, "serve (vllm serve, default) or llm (the offline LLM class): scheduler defaults");
-  fit.add_option("--mamba-cache-mode", o.mamba_cache_mode, "hybrid models: none, align or all (default: from prefix caching)");
-  fit.add_flag("--enable-prefix-caching", o.enable_prefix_caching, "prefix caching on (hybrid models: mamba align mode)");
-  fit.add_flag("--no-enable-prefix-caching", o.no_enable_prefix_caching, "prefix caching off");
-  fit.add_option("--mamba-cache-dtype", o.mamba_cache_dtype, "hybrid models: auto, float32, float16, bfloat16");
-  fit.add_option("--mamba-ssm-cache-dtype", o.mamba_ssm_cache_dtype, "hybrid models' SSM state: auto, float32, ...");
+  add_launch_flags(fit, o.vllm.launch);
+  fit.add_option("--entry-point", o.vllm.entry_point, "serve (vllm serve, default) or llm (the offline LLM class): scheduler defaults");
+  fit.add_option("--mamba-cache-mode", o.vllm.mamba_cache_mode, "hybrid models: none, align or all (default: from prefix caching)");
+  fit.add_flag("--enable-prefix-caching", o.vllm.enable_prefix_caching, "prefix caching on (hybrid models: mamba align mode)");
+  fit.add_flag("--no-enable-prefix-caching", o.vllm.no_enable_prefix_caching, "prefix caching off");
+  fit.add_option("--mamba-cache-dtype", o.vllm.mamba_cache_dtype, "hybrid models: auto, float32, float16, bfloat16");
+  fit.add_option("--mamba-ssm-cache-dtype", o.vllm.mamba_ssm_cache_dtype, "hybrid models' SSM state: auto, float32, ...");
   fit.add_option("--mamba-block-size", d.mamba_block_size, "hybrid models, mamba_cache_mode all: tokens per cached state")
       ->check(within(1, kMaxMambaBlockSize));
   fit.add_option("--num-gpu-blocks-override", d.num_gpu_blocks_override, "KV blocks vLLM allocates, whatever the memory")
@@ -109,14 +109,14 @@ void add_fit_options(CLI::App& fit, FitOptions& o) {
   fit.add_option("--kv-cache-dtype-skip-layers", d.kv_cache_dtype_skip_layers,
                  "layer indices or sliding_window kept in the model dtype (0.19+), comma-separated")
       ->delimiter(',');
-  fit.add_flag("--disable-hybrid-kv-cache-manager", o.disable_hybrid_kv_cache_manager,
+  fit.add_flag("--disable-hybrid-kv-cache-manager", o.vllm.disable_hybrid_kv_cache_manager,
                "sliding-window and chunked layers at full length");
-  fit.add_flag("--no-disable-hybrid-kv-cache-manager", o.no_disable_hybrid_kv_cache_manager,
+  fit.add_flag("--no-disable-hybrid-kv-cache-manager", o.vllm.no_disable_hybrid_kv_cache_manager,
                "keep the hybrid KV cache manager where vLLM allows it");
-  fit.add_option("--kv-transfer-config", o.kv_transfer_config, "JSON; its kv_connector decides the hybrid KV manager");
-  fit.add_option("--kv-offloading-size", o.kv_offloading_size, "GiB of CPU memory for offloaded KV blocks (all ranks)");
-  fit.add_option("--kv-offloading-backend", o.kv_offloading_backend, "native (default) or lmcache");
-  fit.add_option("--kv-cache-memory-bytes", o.kv_cache_memory_bytes, "fixed KV budget, bypasses utilization");
+  fit.add_option("--kv-transfer-config", o.vllm.kv_transfer_config, "JSON; its kv_connector decides the hybrid KV manager");
+  fit.add_option("--kv-offloading-size", o.vllm.kv_offloading_size, "GiB of CPU memory for offloaded KV blocks (all ranks)");
+  fit.add_option("--kv-offloading-backend", o.vllm.kv_offloading_backend, "native (default) or lmcache");
+  fit.add_option("--kv-cache-memory-bytes", o.vllm.kv_cache_memory_bytes, "fixed KV budget, bypasses utilization");
   fit.add_flag("--json", o.json, "one JSON document on stdout");
   fit.add_flag("--explain", o.explain, "show the formula and inputs behind each figure");
   fit.add_flag("--vllm-args", o.vllm_args, "print the `vllm serve` line to launch with (the length that fits)");

@@ -7,11 +7,8 @@ namespace gpubudget::cli {
 
 // The command line itself is wrong: an unknown flag, a value of the wrong syntax, flags that
 // contradict each other (exit 2). A value that is well formed but wrong for the model or the GPU is
-// an InputError (exit 3).
-class UsageError : public Error {
- public:
-  using Error::Error;
-};
+// an InputError (exit 3). The library's launch-argument parsers throw the same type.
+using UsageError = ArgumentError;
 
 // Process exit statuses of the gpubudget CLI.
 enum class ExitCode : int {

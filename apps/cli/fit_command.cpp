@@ -8,7 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "captured_warnings.h"
-#include "cli_values.h"
+#include "gpubudget/argument_values.h"
 #include "fit_report.h"
 #include "launch_length.h"
 #include "text_width.h"
@@ -18,7 +18,7 @@
 #include "gpubudget/header_weights.h"
 #include "gpubudget/remedies.h"
 #include "gpubudget/weight_units.h"
-#include "vllm_command.h"
+#include "gpubudget/vllm_command.h"
 
 namespace gpubudget::cli {
 
@@ -75,12 +75,6 @@ void warn_if_gpus_busy(const ResolvedFit& f, const FitResult& result, std::ostre
 
 namespace {
 
-std::vector<std::int64_t> parse_partition(const std::string& flag, const std::string& text) {
-  std::vector<std::int64_t> layers;
-  for (const auto& part : split_list(text)) layers.push_back(parse_human_int(flag, part));
-  return layers;
-}
-
 // The `vllm serve` line that launches this deployment, with the length that fits.
 std::string vllm_serve_line(const FitOptions& o, const Deployment& d, const FitResult& r, std::int64_t max_model_len) {
   std::string line = "vllm serve " + o.model;
@@ -124,10 +118,10 @@ std::string vllm_serve_line(const FitOptions& o, const Deployment& d, const FitR
     line += *d.disable_hybrid_kv_cache_manager ? " --disable-hybrid-kv-cache-manager"
                                                : " --no-disable-hybrid-kv-cache-manager";
   }
-  if (!o.kv_transfer_config.empty()) add("--kv-transfer-config", "'" + o.kv_transfer_config + "'");
-  if (!o.kv_offloading_size.empty()) add("--kv-offloading-size", o.kv_offloading_size);
-  if (!o.kv_offloading_backend.empty()) add("--kv-offloading-backend", o.kv_offloading_backend);
-  line += launch_flags_for_vllm(o.launch);
+  if (!o.vllm.kv_transfer_config.empty()) add("--kv-transfer-config", "'" + o.vllm.kv_transfer_config + "'");
+  if (!o.vllm.kv_offloading_size.empty()) add("--kv-offloading-size", o.vllm.kv_offloading_size);
+  if (!o.vllm.kv_offloading_backend.empty()) add("--kv-offloading-backend", o.vllm.kv_offloading_backend);
+  line += launch_options_for_vllm(o.vllm.launch);
   if (d.allow_chunked_local_attn_with_hybrid_kv_cache) {
     line = fmt::format("VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE={} {}",
                        *d.allow_chunked_local_attn_with_hybrid_kv_cache ? 1 : 0, line);
@@ -144,116 +138,17 @@ ResolvedFit resolve_fit_options(const FitOptions& o, const ConfigDir& configs, s
   if (!o.profile_file.empty() && !o.vllm_version.empty()) {
     throw UsageError("give --profile or --vllm-version, not both");
   }
-  ResolvedFit out{load_cli_model(o.model, o.hub, configs, err), {}, o.deployment,
+  ResolvedFit out{load_cli_model(o.model, o.hub, configs, err), {}, {},
                   o.profile_file.empty() ? load_vllm_profile(o.vllm_version, configs)
                                          : load_vllm_profile_file(o.profile_file, configs),
                   {}};
   if (o.strict) refuse_unmodelled_keys(out.model);
-  Deployment& d = out.deployment;
-  apply_launch_flags(
-      o.launch, out.model, [&](const std::string& id) { return load_cli_draft_model(id, o.hub, configs, err); }, err, d);
-  d.dtype = parse_model_dtype_choice(o.dtype);
-  d.kv_cache_dtype = parse_kv_cache_dtype_choice(o.kv_cache_dtype);
-  d.entry_point = parse_entry_point(o.entry_point);
-  if (!o.mamba_cache_mode.empty()) d.mamba_cache_mode = parse_mamba_cache_mode(o.mamba_cache_mode);
-  const MaxModelLenFlag length = parse_max_model_len(o.max_model_len);
-  d.max_model_len = length.length;
-  d.max_model_len_auto = length.auto_fit;
-  d.mamba_cache_dtype = parse_mamba_dtype_choice(o.mamba_cache_dtype, "--mamba-cache-dtype");
-  d.mamba_ssm_cache_dtype = parse_mamba_dtype_choice(o.mamba_ssm_cache_dtype, "--mamba-ssm-cache-dtype");
-  d.enable_prefix_caching = paired_flag("--enable-prefix-caching", o.enable_prefix_caching, o.no_enable_prefix_caching);
-  d.disable_hybrid_kv_cache_manager = paired_flag("--disable-hybrid-kv-cache-manager",
-                                                  o.disable_hybrid_kv_cache_manager,
-                                                  o.no_disable_hybrid_kv_cache_manager);
-  if (!o.kv_transfer_config.empty()) d.kv_connector = kv_connector_of("--kv-transfer-config", o.kv_transfer_config);
-  if (!o.kv_offloading_backend.empty() && o.kv_offloading_size.empty()) {
-    throw UsageError("--kv-offloading-backend without --kv-offloading-size: vLLM offloads nothing");
-  }
-  if (!o.kv_offloading_size.empty()) {
-    // VllmConfig._post_init_kv_transfer_config: the size (GiB over all ranks, CPU memory) selects a
-    // connector; its blocks are copies in host memory and the GPU KV cache keeps its size.
-    const double gib = parse_gib("--kv-offloading-size", o.kv_offloading_size);
-    if (!(gib > 0 && gib <= 1 << 20)) {
-      throw UsageError(fmt::format("--kv-offloading-size {}: expected GiB above 0, up to 1048576", o.kv_offloading_size));
-    }
-    const std::string backend = o.kv_offloading_backend.empty() ? "native" : o.kv_offloading_backend;
-    if (backend != "native" && backend != "lmcache") {
-      throw UsageError(fmt::format("--kv-offloading-backend {}: expected native or lmcache", backend));
-    }
-    if (!d.kv_connector.empty()) {
-      throw UsageError("--kv-offloading-size with --kv-transfer-config: give one of them (vLLM rewrites the connector)");
-    }
-    d.kv_connector = backend == "native" ? "OffloadingConnector" : "LMCacheConnectorV1";
-    if (backend == "lmcache") {
-      err << "warning: --kv-offloading-backend lmcache: LMCache's GPU staging buffer (tens of MiB) is allocated after "
-             "vLLM sizes the KV cache and is not counted\n";
-    }
-  }
-  if (!o.kv_cache_memory_bytes.empty()) {
-    d.kv_cache_memory = Bytes(parse_human_int("--kv-cache-memory-bytes", o.kv_cache_memory_bytes));
-  }
-  if (!o.max_num_batched_tokens.empty()) {
-    d.max_num_batched_tokens = parse_human_int("--max-num-batched-tokens", o.max_num_batched_tokens);
-  }
-  if (!o.pp_layer_partition.empty()) d.pp_layer_partition = parse_partition("--pp-layer-partition", o.pp_layer_partition);
-  for (const auto& assignment : o.vllm_env) {
-    const auto eq = assignment.find('=');
-    const std::string var = assignment.substr(0, eq);
-    const std::string value = eq == std::string::npos ? "" : assignment.substr(eq + 1);
-    if (var == "VLLM_PP_LAYER_PARTITION") {
-      const auto layers = parse_partition(var, value);
-      if (!d.pp_layer_partition.empty() && d.pp_layer_partition != layers) {
-        throw UsageError("--pp-layer-partition and VLLM_PP_LAYER_PARTITION disagree");
-      }
-      d.pp_layer_partition = layers;
-    } else if (var == "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS") {
-      // Whether vLLM charges its CUDA-graph memory estimate to the KV budget (default on from 0.21).
-      out.profile.charges_cudagraph_memory = env_bool(var, value);
-    } else if (var == "VLLM_ATTENTION_BACKEND") {
-      // Read by vLLM before 0.15 (deprecated from 0.13 for --attention-backend, then removed).
-      if (!out.profile.attention_backend_env) {
-        err << fmt::format("warning: vLLM {} ignores VLLM_ATTENTION_BACKEND (removed in 0.15; use "
-                           "--attention-backend); the budget uses vLLM's own choice\n",
-                           out.profile.version);
-      } else if (!d.attention_backend.empty() && d.attention_backend != value) {
-        throw UsageError("--attention-backend and VLLM_ATTENTION_BACKEND disagree");
-      } else {
-        d.attention_backend = value;
-      }
-    } else if (var == "VLLM_ALL2ALL_BACKEND") {
-      // Read when --all2all-backend is not given, until the variable's removal (0.16).
-      if (!out.profile.all2all.backend_env) {
-        err << fmt::format("warning: vLLM {} ignores VLLM_ALL2ALL_BACKEND (removed; use --all2all-backend); the "
-                           "budget uses vLLM's default\n",
-                           out.profile.version);
-      } else if (!o.launch.all2all_backend.empty() && o.launch.all2all_backend != value) {
-        throw UsageError("--all2all-backend and VLLM_ALL2ALL_BACKEND disagree");
-      } else {
-        d.all2all_backend = parse_all2all_backend(value, var);
-      }
-    } else if (var == "VLLM_DEEPEP_BUFFER_SIZE_MB") {
-      d.deepep_buffer_size_mb = parse_human_int(var, value);
-      if (d.deepep_buffer_size_mb < 1 || d.deepep_buffer_size_mb > (1 << 20)) {
-        throw UsageError(fmt::format("--vllm-env {}={}: expected MiB from 1 to 1048576", var, value));
-      }
-    } else if (var == "VLLM_NIXL_EP_MAX_NUM_RANKS") {
-      d.nixl_ep_max_num_ranks = parse_human_int(var, value);
-      if (d.nixl_ep_max_num_ranks < 1 || d.nixl_ep_max_num_ranks > 4096) {
-        throw UsageError(fmt::format("--vllm-env {}={}: expected ranks from 1 to 4096", var, value));
-      }
-    } else if (var == "VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE") {
-      d.allow_chunked_local_attn_with_hybrid_kv_cache = env_bool(var, value);
-    } else if (var == "VLLM_MLA_DISABLE") {
-      // envs.py reads bool(int(value)): any integer other than 0 disables MLA, anything else is an error.
-      const bool integer = !value.empty() && value.find_first_not_of("0123456789", value[0] == '-' ? 1 : 0) ==
-                                                 std::string::npos && value != "-";
-      if (!integer) throw UsageError(fmt::format("--vllm-env {}={}: expected an integer (vLLM reads bool(int(value)))", var, value));
-      d.mla_disabled = value.find_first_not_of("-0") != std::string::npos;
-    } else {
-      throw UsageError(fmt::format("--vllm-env: {} is not a variable gpubudget models ({})", var,
-                                   fmt::join(modelled_vllm_env_vars(), ", ")));
-    }
-  }
+  std::vector<std::string> warnings;
+  out.deployment = resolve_vllm_arguments(
+      o.vllm, out.model, out.profile,
+      [&](const std::string& id) { return load_cli_draft_model(id, o.hub, configs, err); }, warnings);
+  for (const auto& w : warnings) err << "warning: " << w << "\n";
+  const Deployment& d = out.deployment;
   if (o.gpu.empty() && o.gpu_memory.empty()) {
     throw UsageError("fit: give --gpu NAME (see `gpubudget gpus`) or --gpu-memory SIZE");
   }

@@ -8,6 +8,7 @@
 
 #include "hub_flags.h"
 #include "launch_flags.h"
+#include "gpubudget/vllm_args.h"
 #include "gpubudget/deployment.h"
 #include "gpubudget/fit.h"
 #include "gpubudget/gpu_detect.h"
@@ -24,29 +25,8 @@ struct FitOptions {
   std::string compute_capability;  // --compute-capability "major.minor" of a --gpu-memory GPU ("" = 9.0 assumed)
   std::string vllm_version;   // "" = newest modelled
   std::string profile_file;   // --profile: a profile file instead of --vllm-version
-  std::string max_model_len;  // "" = the model's maximum; auto / -1 = vLLM's auto-fit
-  std::string kv_cache_memory_bytes;
-  std::string max_num_batched_tokens;
-  std::string pp_layer_partition;       // "16,15": layers per stage (VLLM_PP_LAYER_PARTITION)
-  std::vector<std::string> vllm_env;    // VLLM_*=VALUE assignments that change memory
   std::vector<std::string> pasted_command_warnings;  // of `fit -- vllm serve …` (printed when it was read)
-  // vLLM's spellings, parsed into the deployment's enums by resolve_fit_options.
-  std::string dtype = "auto";
-  std::string kv_cache_dtype = "auto";
-  std::string entry_point = "serve";
-  std::string mamba_cache_mode;          // "" = the version's default
-  std::string mamba_cache_dtype = "auto";
-  std::string mamba_ssm_cache_dtype = "auto";
-  std::string kv_transfer_config;        // --kv-transfer-config JSON: its kv_connector matters
-  std::string kv_offloading_size;        // --kv-offloading-size GiB (all ranks): a KV offloading connector
-  std::string kv_offloading_backend;     // --kv-offloading-backend native | lmcache ("" = native)
-  // Paired vLLM flags (--X / --no-X): neither given = the version's default.
-  bool enable_prefix_caching = false;
-  bool no_enable_prefix_caching = false;
-  bool disable_hybrid_kv_cache_manager = false;
-  bool no_disable_hybrid_kv_cache_manager = false;
-  LaunchFlags launch;  // speculative decoding, LoRA, online quantization, offload, the tower, the backend
-  Deployment deployment;
+  VllmArguments vllm;  // the vLLM launch arguments, as given (resolved by the library: vllm_args.h)
   bool json = false;
   bool explain = false;
   bool vllm_args = false;  // print the `vllm serve` line to launch with, instead of the report

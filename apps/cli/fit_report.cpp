@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "cli_values.h"
+#include "gpubudget/argument_values.h"
 
 namespace gpubudget::cli {
 

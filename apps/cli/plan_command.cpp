@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "cli_values.h"
+#include "gpubudget/argument_values.h"
 #include "cli_errors.h"
 #include "gpubudget/error.h"
 #include "gpubudget/json_documents.h"

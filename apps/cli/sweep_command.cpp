@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "cli_values.h"
+#include "gpubudget/argument_values.h"
 #include "cli_errors.h"
 #include "gpubudget/error.h"
 #include "gpubudget/json_documents.h"
@@ -166,8 +166,11 @@ int run_sweep_command(const SweepOptions& o, const ConfigDir& configs, std::ostr
     for (const auto v : int_list("--max-num-seqs", o.max_num_seqs)) axes.max_num_seqs.emplace_back(v);
   }
   Deployment base = o.deployment;
-  apply_launch_flags(
-      o.launch, model, [&](const std::string& id) { return load_cli_draft_model(id, o.hub, configs, err); }, err, base);
+  std::vector<std::string> launch_warnings;
+  apply_launch_options(
+      o.launch, model, [&](const std::string& id) { return load_cli_draft_model(id, o.hub, configs, err); },
+      launch_warnings, base);
+  for (const auto& w : launch_warnings) err << "warning: " << w << "\n";
   base.dtype = parse_model_dtype_choice(o.dtype);
   if (!o.max_num_batched_tokens.empty()) {
     base.max_num_batched_tokens = parse_human_int("--max-num-batched-tokens", o.max_num_batched_tokens);

@@ -29,7 +29,7 @@ struct SweepOptions {
   std::string vllm_version;
   std::string max_num_batched_tokens;
   std::string dtype = "auto";
-  LaunchFlags launch;        // speculative decoding, LoRA, ... (not swept)
+  LaunchOptions launch;        // speculative decoding, LoRA, ... (not swept)
   Deployment deployment;     // the settings that are not swept
 };
 

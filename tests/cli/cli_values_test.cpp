@@ -1,4 +1,4 @@
-#include "cli_values.h"
+#include "gpubudget/argument_values.h"
 
 #include <gtest/gtest.h>
 

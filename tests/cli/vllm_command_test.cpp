@@ -1,10 +1,10 @@
 // Pasted vLLM command lines turned into gpubudget flags.
-#include "vllm_command.h"
+#include "gpubudget/vllm_command.h"
 
 #include <gtest/gtest.h>
 
 #include "cli_errors.h"
-#include "engine_args.h"
+#include "gpubudget/engine_args.h"
 #include "gpubudget/error.h"
 #include "test_support.h"
 

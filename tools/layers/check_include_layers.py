@@ -34,14 +34,15 @@ LAYERS = [
 # The public headers' layers. A header missing here is reported, so a new one gets a layer when added.
 PUBLIC = {
     "error.h": "core", "bytes.h": "core", "dtype.h": "core", "deployment.h": "core", "limits.h": "core",
-    "config_dir.h": "core", "gpubudget.h": "core", "version.h": "core",
+    "config_dir.h": "core", "argument_values.h": "core", "gpubudget.h": "core", "version.h": "core",
     "gpu_spec.h": "gpu", "gpu_presets.h": "gpu", "gpu_detect.h": "gpu",
     "vllm_log.h": "log",
     "safetensors.h": "checkpoint",
     "model_spec.h": "model", "quantization.h": "model", "model_config.h": "model",
     "hub.h": "hub",
     "vllm_profile.h": "engine", "profile_loading.h": "engine", "parallel_layout.h": "engine",
-    "served_model.h": "engine",
+    "served_model.h": "engine", "engine_args.h": "engine", "vllm_command.h": "engine",
+    "launch_options.h": "engine", "vllm_args.h": "engine",
     "load.h": "engine",  # the loaders of every layer up to here, for callers who want one include
     "weights.h": "memory", "weight_units.h": "memory", "header_weights.h": "memory", "kv_cache.h": "memory",
     "mamba_state.h": "memory", "overheads.h": "memory", "lora_buffers.h": "memory",

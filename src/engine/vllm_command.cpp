@@ -1,4 +1,4 @@
-#include "vllm_command.h"
+#include "gpubudget/vllm_command.h"
 
 #include <algorithm>
 #include <map>
@@ -7,11 +7,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "cli_errors.h"
-#include "engine_args.h"
+#include "gpubudget/engine_args.h"
 #include "gpubudget/error.h"
 
-namespace gpubudget::cli {
+namespace gpubudget {
 
 namespace {
 
@@ -101,7 +100,8 @@ bool vllm_command_reads(const std::string& flag) {
   return value_flags().count(flag) != 0 || switch_flags().count(flag) != 0 || special_flags().count(flag) != 0;
 }
 
-VllmCommand translate_vllm_command(const std::vector<std::string>& tokens, const EngineArgs& engine_args) {
+VllmCommand translate_vllm_command(const std::vector<std::string>& tokens, const EngineArgs& engine_args,
+                                   bool bare_flags) {
   VllmCommand out;
   std::size_t i = 0;
   std::vector<std::string> env;
@@ -120,8 +120,11 @@ VllmCommand translate_vllm_command(const std::vector<std::string>& tokens, const
   } else if (i + 2 < tokens.size() && (tokens[i] == "python" || tokens[i] == "python3") && tokens[i + 1] == "-m" &&
              tokens[i + 2] == "vllm.entrypoints.openai.api_server") {
     i += 3;
-  } else {
-    throw UsageError("after `--`, expected `vllm serve MODEL ...` or `python -m vllm.entrypoints.openai.api_server ...`");
+  } else if (!bare_flags || (i < tokens.size() && tokens[i].rfind("-", 0) != 0)) {
+    throw ArgumentError(bare_flags ? "vllm arguments: expected `vllm serve MODEL ...`, `python -m "
+                                     "vllm.entrypoints.openai.api_server ...` or the engine arguments alone (--flag ...)"
+                                   : "after `--`, expected `vllm serve MODEL ...` or `python -m "
+                                     "vllm.entrypoints.openai.api_server ...`");
   }
   std::vector<std::string> flags;
   // --compilation-config and --speculative-config as JSON and as dotted keys (-cc.cudagraph_mode=NONE),
@@ -141,7 +144,7 @@ VllmCommand translate_vllm_command(const std::vector<std::string>& tokens, const
         model = word;  // `vllm serve --flags MODEL` puts the model late
         continue;
       }
-      throw UsageError(fmt::format("vllm command: unexpected word \"{}\"", word));
+      throw ArgumentError(fmt::format("vllm command: unexpected word \"{}\"", word));
     }
     std::string value;
     bool has_inline = false;
@@ -154,7 +157,7 @@ VllmCommand translate_vllm_command(const std::vector<std::string>& tokens, const
     const std::string name = long_name(word, engine_args);
     auto take_value = [&]() -> std::string {
       if (has_inline) return value;
-      if (i + 1 >= tokens.size()) throw UsageError(fmt::format("vllm command: {} needs a value", word));
+      if (i + 1 >= tokens.size()) throw ArgumentError(fmt::format("vllm command: {} needs a value", word));
       return tokens[++i];
     };
     const auto dotted = [&](std::string_view short_prefix, std::string_view long_prefix) -> std::string {
@@ -169,7 +172,7 @@ VllmCommand translate_vllm_command(const std::vector<std::string>& tokens, const
     const auto json_object = [&](const std::string& flag) {
       const std::string text = take_value();
       const auto j = nlohmann::json::parse(text, nullptr, false);
-      if (!j.is_object()) throw UsageError(fmt::format("vllm command: {} is not a JSON object: {}", flag, text));
+      if (!j.is_object()) throw ArgumentError(fmt::format("vllm command: {} is not a JSON object: {}", flag, text));
       return j;
     };
     static const std::map<std::string, std::string> kSpeculativeShorthands = {
@@ -187,7 +190,7 @@ VllmCommand translate_vllm_command(const std::vector<std::string>& tokens, const
     } else if (const auto shorthand = kSpeculativeShorthands.find(name); shorthand != kSpeculativeShorthands.end()) {
       const std::string& key = shorthand->second;
       if (speculative.contains(key)) {
-        throw UsageError(fmt::format("vllm command: {} and --speculative-config['{}'] are mutually exclusive", name, key));
+        throw ArgumentError(fmt::format("vllm command: {} and --speculative-config['{}'] are mutually exclusive", name, key));
       }
       speculative[key] = key == "num_speculative_tokens" ? dotted_value(take_value()) : nlohmann::json(take_value());
     } else if (value_flags().count(name) != 0) {
@@ -211,7 +214,7 @@ VllmCommand translate_vllm_command(const std::vector<std::string>& tokens, const
           // A float (2e52) would be undefined behaviour to convert: only integers are taken.
           if (!r.is_number_integer() || (r.is_number_unsigned() && r.get<std::uint64_t>() > 1000000) ||
               (!r.is_number_unsigned() && (r.get<std::int64_t>() < 0 || r.get<std::int64_t>() > 1000000))) {
-            throw UsageError(fmt::format("vllm command: --eplb-config num_redundant_experts must be an integer in "
+            throw ArgumentError(fmt::format("vllm command: --eplb-config num_redundant_experts must be an integer in "
                                          "[0, 1000000], got {}",
                                          r.dump()));
           }
@@ -219,7 +222,7 @@ VllmCommand translate_vllm_command(const std::vector<std::string>& tokens, const
           flags.push_back(std::to_string(r.get<std::int64_t>()));
         }
       } catch (const nlohmann::json::exception&) {
-        throw UsageError(fmt::format("vllm command: --eplb-config is not JSON: {}", text));
+        throw ArgumentError(fmt::format("vllm command: --eplb-config is not JSON: {}", text));
       }
     } else if (const EngineFlag* known = engine_args.find(name)) {
       // Classified in configs/vllm-engine-args.json: its value (if any) is skipped; a read flag's other
@@ -254,7 +257,7 @@ VllmCommand translate_vllm_command(const std::vector<std::string>& tokens, const
     flags.push_back(speculative.dump());
   }
   if (model.empty()) model = flag_model;
-  if (model.empty()) throw UsageError("vllm command: no model (vllm serve MODEL or --model MODEL)");
+  if (model.empty() && !bare_flags) throw ArgumentError("vllm command: no model (vllm serve MODEL or --model MODEL)");
   out.flags.push_back(model);
   out.flags.insert(out.flags.end(), flags.begin(), flags.end());
   for (const auto& assignment : env) {
@@ -273,4 +276,4 @@ VllmCommand translate_vllm_command(const std::vector<std::string>& tokens, const
   return out;
 }
 
-}  // namespace gpubudget::cli
+}  // namespace gpubudget

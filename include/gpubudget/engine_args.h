@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "gpubudget/load.h"
+#include "gpubudget/config_dir.h"
 
-namespace gpubudget::cli {
+namespace gpubudget {
 
 enum class EngineFlagStatus {
   kRead,               // the pasted-line parser turns it into gpubudget's own flag
@@ -34,4 +34,4 @@ struct EngineArgs {
 // Reads `configs`/vllm-engine-args.json; throws InputError naming the file and field when it is malformed.
 EngineArgs load_engine_args(const ConfigDir& configs);
 
-}  // namespace gpubudget::cli
+}  // namespace gpubudget

@@ -4,10 +4,9 @@
 
 #include <string>
 #include <vector>
-#include "cli_errors.h"
-#include "engine_args.h"
+#include "gpubudget/engine_args.h"
 
-namespace gpubudget::cli {
+namespace gpubudget {
 
 struct VllmCommand {
   std::vector<std::string> flags;    // gpubudget arguments: MODEL first, then --flag value ...
@@ -16,10 +15,13 @@ struct VllmCommand {
 };
 
 // `tokens` is everything after `--`. Leading NAME=VALUE words are environment assignments; the
-// VLLM_* ones gpubudget models (modelled_vllm_env_vars) become --vllm-env. Throws UsageError when the words are not a vLLM server command.
+// VLLM_* ones gpubudget models (modelled_vllm_env_vars) become --vllm-env. Throws ArgumentError when the words are not a vLLM server command.
 // Every other flag follows `engine_args` (configs/vllm-engine-args.json): ignored when it has no effect on
 // GPU memory, a note when it changes memory in a way not modelled or is not one of vLLM's flags.
-VllmCommand translate_vllm_command(const std::vector<std::string>& tokens, const EngineArgs& engine_args);
+// With `bare_flags`, the words may also be the engine arguments alone (no server command, no model:
+// flags[0] is then "").
+VllmCommand translate_vllm_command(const std::vector<std::string>& tokens, const EngineArgs& engine_args,
+                                   bool bare_flags = false);
 
 // Whether the parser turns `flag` (a long name) into gpubudget's own flag: the list's "read" entries.
 bool vllm_command_reads(const std::string& flag);
@@ -28,4 +30,4 @@ bool vllm_command_reads(const std::string& flag);
 // usage error lists them.
 const std::vector<std::string>& modelled_vllm_env_vars();
 
-}  // namespace gpubudget::cli
+}  // namespace gpubudget

@@ -1,4 +1,4 @@
-#include "cli_values.h"
+#include "gpubudget/argument_values.h"
 
 #include <cctype>
 #include <charconv>
@@ -7,15 +7,14 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "cli_errors.h"
 #include "gpubudget/error.h"
 
-namespace gpubudget::cli {
+namespace gpubudget {
 
 namespace {
 
 [[noreturn]] void bad(const std::string& flag, const std::string& text, const std::string& expected) {
-  throw UsageError(fmt::format("{}: invalid value \"{}\" (expected {})", flag, text, expected));
+  throw ArgumentError(fmt::format("{}: invalid value \"{}\" (expected {})", flag, text, expected));
 }
 
 // A plain decimal ("131072", "1.5", ".5"): digits with at most one '.', at least one digit, at most 30
@@ -90,7 +89,7 @@ MaxModelLenFlag parse_max_model_len(const std::string& text) {
 
 std::optional<bool> paired_flag(const std::string& flag, bool given, bool negated) {
   if (given && negated) {
-    throw UsageError(fmt::format("{} and --no-{} contradict each other; give one", flag, flag.substr(2)));
+    throw ArgumentError(fmt::format("{} and --no-{} contradict each other; give one", flag, flag.substr(2)));
   }
   if (!given && !negated) return std::nullopt;
   return given;
@@ -99,7 +98,7 @@ std::optional<bool> paired_flag(const std::string& flag, bool given, bool negate
 bool env_bool(const std::string& var, const std::string& value) {
   if (value == "1" || value == "true" || value == "True") return true;
   if (value == "0" || value == "false" || value == "False") return false;
-  throw UsageError(fmt::format("--vllm-env {}={}: expected 0 or 1", var, value));
+  throw ArgumentError(fmt::format("--vllm-env {}={}: expected 0 or 1", var, value));
 }
 
 std::string kv_connector_of(const std::string& flag, const std::string& json_text) {
@@ -107,13 +106,13 @@ std::string kv_connector_of(const std::string& flag, const std::string& json_tex
   try {
     j = nlohmann::json::parse(json_text);
   } catch (const nlohmann::json::exception&) {
-    throw UsageError(fmt::format("{}: expected a JSON object such as '{{\"kv_connector\": \"NixlConnector\"}}', got {}",
+    throw ArgumentError(fmt::format("{}: expected a JSON object such as '{{\"kv_connector\": \"NixlConnector\"}}', got {}",
                                  flag, json_text));
   }
-  if (!j.is_object()) throw UsageError(fmt::format("{}: expected a JSON object, got {}", flag, json_text));
+  if (!j.is_object()) throw ArgumentError(fmt::format("{}: expected a JSON object, got {}", flag, json_text));
   if (!j.contains("kv_connector") || j["kv_connector"].is_null()) return "";
   if (!j["kv_connector"].is_string() || j["kv_connector"].get<std::string>().size() > 256) {
-    throw UsageError(fmt::format("{}: kv_connector must be a connector's class name, got {}", flag,
+    throw ArgumentError(fmt::format("{}: kv_connector must be a connector's class name, got {}", flag,
                                  j["kv_connector"].dump()));
   }
   return j["kv_connector"].get<std::string>();
@@ -184,4 +183,4 @@ std::string with_commas(std::int64_t n) {
   return n < 0 ? "-" + out : out;
 }
 
-}  // namespace gpubudget::cli
+}  // namespace gpubudget

@@ -1,4 +1,4 @@
-#include "engine_args.h"
+#include "gpubudget/engine_args.h"
 
 #include <fstream>
 #include <sstream>
@@ -8,7 +8,7 @@
 
 #include "gpubudget/error.h"
 
-namespace gpubudget::cli {
+namespace gpubudget {
 
 const EngineFlag* EngineArgs::find(const std::string& name) const {
   for (const auto& f : flags) {
@@ -73,4 +73,4 @@ EngineArgs load_engine_args(const ConfigDir& configs) {
   return out;
 }
 
-}  // namespace gpubudget::cli
+}  // namespace gpubudget
