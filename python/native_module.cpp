@@ -9,6 +9,8 @@
 // - Sizes cross as Python int bytes; the documents are the CLI's `--json` text (json_documents.h).
 #include <dlfcn.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -32,6 +34,7 @@
 #include "gpubudget/load.h"
 #include "gpubudget/remedies.h"
 #include "gpubudget/version.h"
+#include "gpubudget/vllm_args.h"
 
 namespace py = pybind11;
 
@@ -155,14 +158,22 @@ PresetCache& preset_cache() {
 // built on first request.
 class FitAnswer {
  public:
+  // `launch_warnings`: what reading the launch line warned about, shown after the fit's own (as the CLI).
   FitAnswer(std::shared_ptr<const LoadedModel> model, std::shared_ptr<const std::vector<GpuSpec>> gpus,
-            gpubudget::Deployment deployment, std::shared_ptr<const VllmProfile> profile, std::string vllm_version)
+            gpubudget::Deployment deployment, std::shared_ptr<const VllmProfile> profile, std::string vllm_version,
+            const std::vector<std::string>& launch_warnings = {})
       : model_(std::move(model)),
         gpus_(std::move(gpus)),
         deployment_(std::move(deployment)),
         profile_(std::move(profile)),
         vllm_version_(std::move(vllm_version)),
-        result_(gpubudget::fit(model_->spec, *gpus_, deployment_, *profile_)) {}
+        result_(gpubudget::fit(model_->spec, *gpus_, deployment_, *profile_)) {
+    for (const auto& w : launch_warnings) {
+      if (std::find(result_.warnings.begin(), result_.warnings.end(), w) == result_.warnings.end()) {
+        result_.warnings.push_back(w);
+      }
+    }
+  }
 
   const gpubudget::FitResult& result() const { return result_; }
   const gpubudget::Deployment& deployment() const { return deployment_; }
@@ -247,7 +258,7 @@ py::dict fit_summary(const FitAnswer& answer) {
 
 std::shared_ptr<FitAnswer> fit(const std::shared_ptr<const LoadedModel>& model, const std::vector<std::string>& gpus,
                                std::optional<std::int64_t> gpu_memory_bytes, const std::string& vllm_version,
-                               const py::dict& deployment) {
+                               const py::dict& deployment, const std::vector<std::string>& vllm_args) {
   if (!model) throw InputError("gpubudget.fit: model is None");
   if (gpu_memory_bytes && *gpu_memory_bytes < 1) {
     throw InputError("gpubudget.fit: gpu_memory_bytes: expected a positive number of bytes, got " +
@@ -256,12 +267,26 @@ std::shared_ptr<FitAnswer> fit(const std::shared_ptr<const LoadedModel>& model, 
   const nlohmann::json fields = to_json(deployment, "gpubudget.fit");
   const py::gil_scoped_release released;
   gpubudget::Deployment d = gpubudget::c_api::read_deployment_fields(fields, "gpubudget.fit");
+  auto profile = preset_cache().profile(vllm_version, model->configs);
+  std::vector<std::string> launch_warnings;
+  if (!vllm_args.empty()) {
+    // The launch line as the C ABI's "vllm_args" reads it (vllm_args.h); the environment may change the
+    // version's behaviour, so the profile is this fit's own copy.
+    const auto line = gpubudget::parse_vllm_args(vllm_args, gpubudget::load_engine_args(model->configs));
+    auto own = std::make_shared<VllmProfile>(*profile);
+    const gpubudget::HubOptions hub = gpubudget::hub_options_from_environment();
+    auto launch = gpubudget::deployment_from_launch_line(
+        line, model->spec, *own, [&](const std::string& id) { return gpubudget::load_model(id, model->configs, hub); });
+    d = std::move(launch.deployment);
+    launch_warnings = std::move(launch.warnings);
+    profile = std::move(own);
+  }
   std::optional<Bytes> memory;
   if (gpu_memory_bytes) memory = Bytes(*gpu_memory_bytes);
   if (gpus.empty() && !memory) throw InputError("gpubudget.fit: give gpu (a preset name, see gpubudget.gpus()) or gpu_memory_bytes");
   auto stage_gpus = preset_cache().stage_gpus(gpus, memory, d.pipeline_parallel_size, model->configs);
-  auto profile = preset_cache().profile(vllm_version, model->configs);
-  return std::make_shared<FitAnswer>(model, std::move(stage_gpus), std::move(d), std::move(profile), vllm_version);
+  return std::make_shared<FitAnswer>(model, std::move(stage_gpus), std::move(d), std::move(profile), vllm_version,
+                                     launch_warnings);
 }
 
 // Any other operation (c_requests.h): `request` as the C ABI takes it, with `model` already loaded
@@ -311,6 +336,6 @@ PYBIND11_MODULE(_native, m) {
   m.def("load_model", &load_model, py::arg("model"), py::arg("config_dir"), py::arg("revision"), py::arg("offline"),
         py::call_guard<py::gil_scoped_release>());
   m.def("fit", &fit, py::arg("model"), py::arg("gpus"), py::arg("gpu_memory_bytes"), py::arg("vllm_version"),
-        py::arg("deployment"));
+        py::arg("deployment"), py::arg("vllm_args"));
   m.def("run", &run, py::arg("request"), py::arg("model"));
 }

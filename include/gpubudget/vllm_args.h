@@ -80,6 +80,10 @@ struct VllmLaunchLine {
   std::string revision;      // --revision ("" = the model's default branch)
   std::string download_dir;  // --download-dir ("" = the default Hugging Face cache)
   VllmArguments arguments;
+  // The engine arguments read: the modelled VLLM_* assignments first (VAR=VALUE), then the flags by their
+  // long names with one value each (lists comma-joined, JSON merged). Given back to parse_vllm_args they
+  // read the same.
+  std::vector<std::string> flags;
   std::vector<std::string> notes;    // flags or variables read with a caveat, or unknown (one sentence each)
   std::vector<std::string> ignored;  // vLLM flags and variables with no effect on GPU memory
 };
@@ -91,6 +95,16 @@ struct VllmLaunchLine {
 // follow `engine_args` (configs/vllm-engine-args.json): ignored, or a note. Throws ArgumentError naming
 // the word for a value of the wrong syntax.
 VllmLaunchLine parse_vllm_args(const std::vector<std::string>& words, const EngineArgs& engine_args);
+
+// The deployment a launch line describes for `model` (resolve_vllm_arguments, drafts read by
+// `load_draft`, `profile` changed as the environment changes it), with the line's notes and then the
+// resolution's warnings.
+struct LaunchDeployment {
+  Deployment deployment;
+  std::vector<std::string> warnings;
+};
+LaunchDeployment deployment_from_launch_line(const VllmLaunchLine& line, const ModelSpec& model, VllmProfile& profile,
+                                             const ModelLoader& load_draft);
 
 // A command line split into words as a POSIX shell does for a plain command: blanks separate words,
 // single quotes keep everything, double quotes keep all but \" \\ \$ \`, a backslash escapes the next

@@ -18,6 +18,7 @@ import json
 import os
 import warnings
 from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _native
@@ -46,6 +47,7 @@ __all__ = [
     "Gpu",
     "InputError",
     "KvCache",
+    "LaunchLine",
     "Model",
     "PerGpu",
     "PlanAnswer",
@@ -58,6 +60,7 @@ __all__ = [
     "fit",
     "gpus",
     "load_model",
+    "parse_vllm_serve",
     "models",
     "plan",
     "sweep",
@@ -203,6 +206,7 @@ def fit(
     vllm_version: Optional[str] = None,
     gpu_memory_bytes: Optional[int] = None,
     config_dir: Optional[PathLike] = None,
+    vllm_args: Optional[Sequence[str]] = None,
     **deployment: Any,
 ) -> FitResult:
     """One deployment's per-GPU budget and the largest ``--max-model-len``, as ``gpubudget fit`` answers.
@@ -213,6 +217,9 @@ def fit(
     ``"auto"`` (or -1) for vLLM's auto-fit; ``vllm_version`` default the newest profile, other versions
     map to the nearest profile with a warning. Any other deployment field of docs/api.md (e.g.
     ``enable_prefix_caching``, ``mamba_cache_mode``, ``num_gpu_blocks_override``) by keyword.
+    ``vllm_args`` instead of those: the launch line's words as vLLM takes them (``["-tp", "8",
+    "--kv-cache-dtype", "fp8"]``, or a whole ``vllm serve`` line split into words, or
+    ``parse_vllm_serve(line).vllm_args``), every engine argument the library reads (docs/api.md §vllm_args).
     Raises InputError for bad input; a deployment that does not fit is a result (``fits`` False).
     """
     m = _model(model, config_dir)
@@ -233,8 +240,80 @@ def fit(
         "kv_cache_memory_bytes": kv_cache_memory_bytes,
     }
     fields.update(deployment)
-    answer = _native.fit(m._native, _gpu_list(gpu, "gpu"), gpu_memory_bytes, vllm_version or "", fields)
+    words = _vllm_args(vllm_args)
+    if words:
+        given = sorted(k for k, v in fields.items() if k not in _FIT_DEFAULTS or v != _FIT_DEFAULTS[k])
+        if given:
+            raise InputError(f"gpubudget.fit: give vllm_args or the deployment keywords, not both ({', '.join(given)})")
+        fields = {}
+    answer = _native.fit(m._native, _gpu_list(gpu, "gpu"), gpu_memory_bytes, vllm_version or "", fields, words)
     return FitResult._from_native(answer)
+
+
+# fit's deployment keywords at their defaults (its signature's): the keywords vllm_args leave unset.
+_FIT_DEFAULTS: Dict[str, Any] = {
+    "tensor_parallel_size": 1,
+    "pipeline_parallel_size": 1,
+    "data_parallel_size": 1,
+    "decode_context_parallel_size": 1,
+    "enable_expert_parallel": False,
+    "kv_cache_dtype": "auto",
+    "gpu_memory_utilization": None,
+    "max_model_len": None,
+    "max_num_seqs": None,
+    "max_num_batched_tokens": None,
+    "block_size": None,
+    "dtype": "auto",
+    "enforce_eager": False,
+    "kv_cache_memory_bytes": None,
+}
+
+
+def _vllm_args(words: Optional[Sequence[str]]) -> List[str]:
+    """``vllm_args`` checked: a sequence of strings (a single string is refused: split it with
+    ``parse_vllm_serve`` first)."""
+    if words is None:
+        return []
+    if isinstance(words, (str, bytes)) or not all(isinstance(w, str) for w in words):
+        raise InputError("vllm_args: expected a list of strings (the launch line's words); "
+                         "parse_vllm_serve(line).vllm_args splits a whole line")
+    return list(words)
+
+
+@dataclass(frozen=True)
+class LaunchLine:
+    """A ``vllm serve`` line as gpubudget reads it (``parse_vllm_serve``): the model it serves, the engine
+    arguments it gives (``arguments``: long flag -> value as written, ``True`` for a switch; ``environment``:
+    the VLLM_* variables read), and ``vllm_args``, the same as words to pass on:
+    ``fit(line.model, gpu="h200", vllm_args=line.vllm_args)``. ``notes`` are flags read with a caveat or
+    not known; ``ignored`` those without an effect on GPU memory."""
+
+    model: Optional[str]
+    revision: Optional[str]
+    vllm_args: Tuple[str, ...]
+    arguments: Dict[str, Any]
+    environment: Dict[str, str]
+    notes: Tuple[str, ...]
+    ignored: Tuple[str, ...]
+
+
+def parse_vllm_serve(line: Union[str, Sequence[str]], *, config_dir: Optional[PathLike] = None) -> LaunchLine:
+    """Reads a launch line (``"vllm serve MODEL -tp 8 ..."``, with leading ``VAR=VALUE`` assignments, or its
+    words as a list) as the library reads ``vllm_args``; nothing is loaded. InputError for a line that
+    is no vLLM command or holds shell syntax beyond quoting."""
+    if isinstance(line, str):
+        document = _request("parse_vllm_args", None, config_dir, line=line)
+    else:
+        document = _request("parse_vllm_args", None, config_dir, vllm_args=_vllm_args(line))
+    return LaunchLine(
+        model=document["model"],
+        revision=document["revision"],
+        vllm_args=tuple(document["vllm_args"]),
+        arguments=dict(document["arguments"]),
+        environment=dict(document["environment"]),
+        notes=tuple(document["notes"]),
+        ignored=tuple(document["ignored"]),
+    )
 
 
 def _request(operation: str, loaded: Optional[Model], config_dir: Optional[PathLike], **fields: Any) -> Any:
@@ -267,6 +346,7 @@ def sweep(
     max_model_len: Optional[int] = None,
     vllm_version: Optional[str] = None,
     config_dir: Optional[PathLike] = None,
+    vllm_args: Optional[Sequence[str]] = None,
     target_len: Optional[int] = None,
     **deployment: Any,
 ) -> SweepResult:
@@ -297,6 +377,7 @@ def sweep(
         max_model_len=max_model_len,
         vllm_version=vllm_version,
         deployment=_deployment_fields(deployment),
+        vllm_args=_vllm_args(vllm_args) or None,
     )
     result = SweepResult(SweepRow._from_row(row) for row in document)
     result._document = document
@@ -313,6 +394,7 @@ def plan(
     gpus_per_node: Optional[int] = None,
     vllm_version: Optional[str] = None,
     config_dir: Optional[PathLike] = None,
+    vllm_args: Optional[Sequence[str]] = None,
     **deployment: Any,
 ) -> List[PlanAnswer]:
     """The cheapest deployment per GPU kind serving ``concurrency`` sequences of ``max_model_len``
@@ -331,6 +413,7 @@ def plan(
         gpus_per_node=gpus_per_node,
         vllm_version=vllm_version,
         deployment=_deployment_fields(deployment),
+        vllm_args=_vllm_args(vllm_args) or None,
     )
     return [PlanAnswer._from_row(row) for row in document]
 
@@ -343,6 +426,7 @@ def weights(
     read_headers: bool = True,
     vllm_version: Optional[str] = None,
     config_dir: Optional[PathLike] = None,
+    vllm_args: Optional[Sequence[str]] = None,
     **deployment: Any,
 ) -> WeightsReport:
     """The checkpoint's weights by component, layer or tensor (``by``) and what one GPU holds under the
@@ -358,6 +442,7 @@ def weights(
         read_headers=read_headers,
         vllm_version=vllm_version,
         deployment=_deployment_fields(deployment),
+        vllm_args=_vllm_args(vllm_args) or None,
     )
     return WeightsReport._from_document(document)
 

@@ -38,7 +38,12 @@ class FitAnswer:
 
 def load_model(model: str, config_dir: str, revision: str, offline: Optional[bool]) -> Model: ...
 def fit(
-    model: Model, gpus: List[str], gpu_memory_bytes: Optional[int], vllm_version: str, deployment: Dict[str, Any]
+    model: Model,
+    gpus: List[str],
+    gpu_memory_bytes: Optional[int],
+    vllm_version: str,
+    deployment: Dict[str, Any],
+    vllm_args: List[str],
 ) -> FitAnswer: ...
 def run(request: Dict[str, Any], model: Optional[Model]) -> Tuple[int, str]:
     """One C-ABI request (docs/api.md) with `model` preloaded when given: (status, document)."""

@@ -19,6 +19,7 @@
 #include "gpubudget/remedies.h"
 #include "gpubudget/sweep.h"
 #include "gpubudget/version.h"
+#include "gpubudget/vllm_args.h"
 #include "gpubudget/vllm_log.h"
 #include "gpubudget/weights_report.h"
 
@@ -135,36 +136,83 @@ HubOptions hub_of(const JsonReader& r) {
   return o;
 }
 
-// The request's "model", or the caller's model already loaded (then the request names none).
-ModelSpec model_of(const JsonReader& r, const ConfigDir& configs, const ModelSpec* preloaded) {
+// "vllm_args": the launch line as words (vllm_args.h), or absent. One of it and "deployment".
+std::optional<VllmLaunchLine> launch_line_of(const JsonReader& r, const ConfigDir& configs) {
+  if (!r.has("vllm_args")) return std::nullopt;
+  if (r.has("deployment")) r.fail("vllm_args", "absent when \"deployment\" is given (one of the two describes the launch)");
+  const auto words = r.string_list("vllm_args");
+  return parse_vllm_args(words, load_engine_args(configs));
+}
+
+// The request's deployment: its "vllm_args" resolved as vLLM resolves them (with what they change of
+// `profile`, and their warnings), else its "deployment" fields.
+LaunchDeployment launch_of(const JsonReader& r, const std::optional<VllmLaunchLine>& line, const ModelSpec& model,
+                           VllmProfile& profile, const ConfigDir& configs) {
+  if (!line) return {deployment_of(r), {}};
+  const HubOptions hub = hub_of(r);
+  return deployment_from_launch_line(*line, model, profile,
+                                     [&](const std::string& id) { return load_model(id, configs, hub); });
+}
+
+// `warnings` after the result's own, each once (as the CLI's fit --json shows them).
+void add_warnings(std::vector<std::string>& into, const std::vector<std::string>& warnings) {
+  for (const auto& w : warnings) {
+    if (std::find(into.begin(), into.end(), w) == into.end()) into.push_back(w);
+  }
+}
+
+// The request's "model", or the caller's model already loaded (then the request names none), or the
+// model its "vllm_args" serve (`vllm serve MODEL`, with their --revision and --download-dir).
+ModelSpec model_of(const JsonReader& r, const ConfigDir& configs, const ModelSpec* preloaded,
+                   const std::optional<VllmLaunchLine>& line = std::nullopt) {
   if (preloaded != nullptr) {
     for (const char* key : {"model", "revision", "hub"}) {
       if (r.has(key)) r.fail(key, "nothing: the model is given already loaded");
     }
     return *preloaded;
   }
-  return load_model(r.string("model"), configs, hub_of(r));
+  HubOptions hub = hub_of(r);
+  if (line && !line->download_dir.empty()) hub.hf_cache_dir = line->download_dir;
+  if (line && !line->revision.empty()) {
+    if (!hub.revision.empty() && hub.revision != line->revision) {
+      r.fail("revision", fmt::format("the revision vllm_args give (--revision {})", line->revision));
+    }
+    hub.revision = line->revision;
+  }
+  if (!r.has("model") && line && !line->model.empty()) return load_model(line->model, configs, hub);
+  if (line && !line->model.empty() && r.string("model") != line->model) {
+    r.fail("model", fmt::format("the model vllm_args serve ({}), or absent", line->model));
+  }
+  return load_model(r.string("model"), configs, hub);
 }
 
 Answer fit_operation(const JsonReader& r, const ConfigDir& configs, const ModelSpec* preloaded) {
   r.reject_unknown_keys({"operation", "config_dir", "model", "revision", "hub", "gpu", "gpu_memory_bytes", "vllm_version", "profile",
-                         "deployment"});
-  const ModelSpec model = model_of(r, configs, preloaded);
-  const Deployment d = deployment_of(r);
+                         "deployment", "vllm_args"});
+  const auto line = launch_line_of(r, configs);
+  const ModelSpec model = model_of(r, configs, preloaded, line);
+  VllmProfile profile = profile_of(r, configs);
+  const LaunchDeployment launch = launch_of(r, line, model, profile, configs);
+  const Deployment& d = launch.deployment;
   const std::vector<GpuSpec> gpus = load_stage_gpus(gpu_names(r, "gpu"), gpu_memory(r), d.pipeline_parallel_size, configs);
-  const VllmProfile profile = profile_of(r, configs);
   FitMemo memo(model);
   const FitResult result = fit(model, gpus, d, profile, &memo);
   std::vector<Remedy> remedies;
   if (!result.fits) remedies = find_remedies(model, gpus, d, profile, result, &memo);
   const FitQuery query{model, gpus, d, profile, r.optional_string("vllm_version").value_or("")};
-  return {result.fits ? 0 : 1, fit_json(query, result, remedies)};
+  FitResult shown = result;
+  add_warnings(shown.warnings, launch.warnings);
+  return {result.fits ? 0 : 1, fit_json(query, shown, remedies)};
 }
 
 Answer weights_operation(const JsonReader& r, const ConfigDir& configs, const ModelSpec* preloaded) {
-  r.reject_unknown_keys({"operation", "config_dir", "model", "revision", "hub", "gpu", "vllm_version", "deployment", "by", "read_headers"});
-  const Deployment d = deployment_of(r);
-  const ModelSpec model = model_for_dtype(model_of(r, configs, preloaded), d.dtype);
+  r.reject_unknown_keys({"operation", "config_dir", "model", "revision", "hub", "gpu", "vllm_version", "deployment",
+                         "vllm_args", "by", "read_headers"});
+  const auto line = launch_line_of(r, configs);
+  const ModelSpec checkpoint = model_of(r, configs, preloaded, line);
+  VllmProfile profile = load_vllm_profile(r.optional_string("vllm_version").value_or(""), configs);
+  const Deployment d = launch_of(r, line, checkpoint, profile, configs).deployment;
+  const ModelSpec model = model_for_dtype(checkpoint, d.dtype);
   std::optional<GpuSpec> gpu;
   if (r.has("gpu")) gpu = load_gpu_preset(r.string("gpu"), configs);
   const std::string by = r.optional_string("by").value_or("component");
@@ -182,7 +230,6 @@ Answer weights_operation(const JsonReader& r, const ConfigDir& configs, const Mo
     const std::filesystem::path source(model.source);
     headers = read_checkpoint_headers((std::filesystem::is_directory(source, ec) ? source : source.parent_path()).string());
   }
-  const VllmProfile profile = load_vllm_profile(r.optional_string("vllm_version").value_or(""), configs);
   return {0, weights_json(weights_report(model, gpu, d, profile, grouping, headers))};
 }
 
@@ -197,12 +244,14 @@ std::vector<std::int64_t> counts(const JsonReader& r, const char* key, std::int6
 Answer sweep_operation(const JsonReader& r, const ConfigDir& configs, const ModelSpec* preloaded) {
   r.reject_unknown_keys({"operation", "config_dir", "model", "revision", "hub", "gpus", "tensor_parallel_sizes", "pipeline_parallel_sizes",
                          "decode_context_parallel_sizes", "kv_cache_dtypes", "gpu_memory_utilizations", "max_num_seqs",
-                         "max_model_len", "target_len", "vllm_version", "deployment", "layouts"});
+                         "max_model_len", "target_len", "vllm_version", "deployment", "vllm_args", "layouts"});
   if (r.has("max_model_len") && r.has("target_len")) {
     r.fail("target_len", "absent when max_model_len is given (target_len is its older name)");
   }
-  const ModelSpec model = model_of(r, configs, preloaded);
-  const VllmProfile profile = load_vllm_profile(r.optional_string("vllm_version").value_or(""), configs);
+  const auto line = launch_line_of(r, configs);
+  const ModelSpec model = model_of(r, configs, preloaded, line);
+  VllmProfile profile = load_vllm_profile(r.optional_string("vllm_version").value_or(""), configs);
+  const Deployment base = launch_of(r, line, model, profile, configs).deployment;
   SweepAxes axes;
   // (GPU, TP) pairs, as the CLI's --layout h200:4,h100:8, instead of gpus x tensor_parallel_sizes.
   for (const auto& pair : r.object_list("layouts")) {
@@ -250,16 +299,18 @@ Answer sweep_operation(const JsonReader& r, const ConfigDir& configs, const Mode
   // (target_len is its older name, still read).
   const std::int64_t target = r.optional_integer(r.has("target_len") ? "target_len" : "max_model_len", 1, kAnyCount)
                                   .value_or(0);
-  const auto rows = run_sweep(model, axes, deployment_of(r), profile, target);
+  const auto rows = run_sweep(model, axes, base, profile, target);
   const std::string version = r.optional_string("vllm_version").value_or(profile.version);
   return {0, sweep_json(model, rows, target > 0 ? target : model.derived_max_model_len, version)};
 }
 
 Answer plan_operation(const JsonReader& r, const ConfigDir& configs, const ModelSpec* preloaded) {
   r.reject_unknown_keys({"operation", "config_dir", "model", "revision", "hub", "gpus", "max_model_len", "concurrency",
-                         "max_pipeline_parallel_size", "gpus_per_node", "vllm_version", "deployment"});
-  const ModelSpec model = model_of(r, configs, preloaded);
-  const VllmProfile profile = load_vllm_profile(r.optional_string("vllm_version").value_or(""), configs);
+                         "max_pipeline_parallel_size", "gpus_per_node", "vllm_version", "deployment", "vllm_args"});
+  const auto line = launch_line_of(r, configs);
+  const ModelSpec model = model_of(r, configs, preloaded, line);
+  VllmProfile profile = load_vllm_profile(r.optional_string("vllm_version").value_or(""), configs);
+  const Deployment base = launch_of(r, line, model, profile, configs).deployment;
   PlanRequest request;
   request.max_model_len = r.optional_integer("max_model_len", 1, kAnyCount).value_or(model.derived_max_model_len);
   request.concurrency = r.optional_integer("concurrency", 1, kAnyCount).value_or(1);
@@ -271,7 +322,7 @@ Answer plan_operation(const JsonReader& r, const ConfigDir& configs, const Model
   } else {
     gpus = list_gpu_presets(configs);
   }
-  const auto answers = plan_deployments(model, gpus, deployment_of(r), profile, request);
+  const auto answers = plan_deployments(model, gpus, base, profile, request);
   const bool found = std::any_of(answers.begin(), answers.end(), [](const PlanAnswer& a) { return a.found; });
   return {found ? 0 : 1, plan_json(answers)};
 }
@@ -288,6 +339,44 @@ Answer diagnose_operation(const JsonReader& r, const ConfigDir& configs) {
   const LogDiagnosis result =
       diagnose_with_settings(read_vllm_log_file(r.string("log"), load_vllm_log_wordings(configs)), settings, configs);
   return {0, diagnosis_json(result.facts, result.diagnosis)};
+}
+
+// The launch line read, not resolved: "vllm_args" (words) or "line" (one string, split as a shell does).
+Answer parse_vllm_args_operation(const JsonReader& r, const ConfigDir& configs) {
+  r.reject_unknown_keys({"operation", "config_dir", "vllm_args", "line"});
+  if (r.has("vllm_args") == r.has("line")) r.fail("vllm_args", "given, or \"line\" instead (one of the two)");
+  const auto words = r.has("line") ? split_command_line(r.string("line")) : r.string_list("vllm_args");
+  const VllmLaunchLine line = parse_vllm_args(words, load_engine_args(configs));
+  nlohmann::ordered_json arguments = nlohmann::ordered_json::object();
+  nlohmann::ordered_json environment = nlohmann::ordered_json::object();
+  for (std::size_t i = 0; i < line.flags.size(); ++i) {
+    const std::string& flag = line.flags[i];
+    if (flag.rfind("--", 0) != 0) {  // VAR=VALUE
+      const auto eq = flag.find('=');
+      environment[flag.substr(0, eq)] = flag.substr(eq + 1);
+      continue;
+    }
+    const auto table = vllm_arguments();
+    const auto row = std::find_if(table.begin(), table.end(), [&](const VllmArgument& a) { return a.flag == flag; });
+    const bool value = (row == table.end() || row->takes_value) && i + 1 < line.flags.size();
+    const std::string text = value ? line.flags[++i] : "";
+    if (value) {
+      arguments[flag] = text;
+    } else {
+      arguments[flag] = true;
+    }
+  }
+  const auto text_or_null = [](const std::string& s) { return s.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(s); };
+  nlohmann::ordered_json j;
+  j["model"] = text_or_null(line.model);
+  j["revision"] = text_or_null(line.revision);
+  j["download_dir"] = text_or_null(line.download_dir);
+  j["vllm_args"] = line.flags;
+  j["arguments"] = arguments;
+  j["environment"] = environment;
+  j["notes"] = line.notes;
+  j["ignored"] = line.ignored;
+  return {0, j.dump(2) + "\n"};
 }
 
 Answer catalog_operation(const std::string& operation, const JsonReader& r, const ConfigDir& configs) {
@@ -323,8 +412,9 @@ Answer answer_request(const nlohmann::json& request, const std::filesystem::path
     if (operation == "sweep") return sweep_operation(r, configs, preloaded);
     if (operation == "plan") return plan_operation(r, configs, preloaded);
     if (operation == "diagnose") return diagnose_operation(r, configs);
+    if (operation == "parse_vllm_args") return parse_vllm_args_operation(r, configs);
     if (operation == "gpus" || operation == "models") return catalog_operation(operation, r, configs);
-    r.fail("operation", "one of version, fit, weights, sweep, plan, diagnose, gpus, models");
+    r.fail("operation", "one of version, fit, weights, sweep, plan, diagnose, parse_vllm_args, gpus, models");
   } catch (const InputError& e) {
     return {3, error_document(e.what(), 3)};
   } catch (const std::bad_alloc&) {

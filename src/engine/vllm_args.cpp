@@ -271,6 +271,7 @@ VllmLaunchLine parse_vllm_args(const std::vector<std::string>& words, const Engi
   line.notes = command.notes;
   line.ignored = command.ignored;
   line.model = command.flags.front();
+  std::vector<std::string> environment;  // leading VAR=VALUE words of `flags`
   for (std::size_t i = 1; i < command.flags.size(); ++i) {
     const std::string& flag = command.flags[i];
     const auto value = [&]() -> const std::string& {
@@ -283,13 +284,31 @@ VllmLaunchLine parse_vllm_args(const std::vector<std::string>& words, const Engi
     } else if (flag == "--download-dir") {
       line.download_dir = value();
     } else if (const VllmArgument* argument = find_argument(flag)) {
-      argument->apply(flag, argument->takes_value ? value() : std::string(), line.arguments);
+      const std::string text = argument->takes_value ? value() : std::string();
+      argument->apply(flag, text, line.arguments);
+      if (flag == "--vllm-env") {
+        environment.push_back(text);
+      } else {
+        line.flags.push_back(flag);
+        if (argument->takes_value) line.flags.push_back(text);
+      }
     } else {
       // translate_vllm_command only passes on flags that vllm_command_reads(); each has a row above.
       throw ArgumentError(fmt::format("{}: read from the launch line but not by the engine-argument table", flag));
     }
   }
+  line.flags.insert(line.flags.begin(), environment.begin(), environment.end());
   return line;
+}
+
+LaunchDeployment deployment_from_launch_line(const VllmLaunchLine& line, const ModelSpec& model, VllmProfile& profile,
+                                             const ModelLoader& load_draft) {
+  LaunchDeployment out;
+  out.warnings = line.notes;
+  std::vector<std::string> warnings;
+  out.deployment = resolve_vllm_arguments(line.arguments, model, profile, load_draft, warnings);
+  out.warnings.insert(out.warnings.end(), warnings.begin(), warnings.end());
+  return out;
 }
 
 std::vector<std::string> split_command_line(std::string_view line) {

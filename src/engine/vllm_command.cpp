@@ -30,7 +30,7 @@ const std::set<std::string>& value_flags() {
       "--limit-mm-per-prompt",    "--mm-encoder-tp-mode",     "--attention-backend",
       "--mm-processor-kwargs",    "--all2all-backend",
       "--optimization-level",     "--max-cudagraph-capture-size", "--offload-group-size",
-      "--offload-num-in-group",   "--offload-prefetch-step"};
+      "--offload-num-in-group",   "--offload-prefetch-step",  "--entry-point"};
   return kFlags;
 }
 

@@ -1,0 +1,240 @@
+// One launch line, every front end: gpubudget's own fit flags, the pasted `vllm serve` line, the C ABI's
+// "vllm_args" and the library's parse_vllm_args give the same fit document byte for byte
+// (tests/data/launch_lines/cases.json; python/tests/test_vllm_args.py holds Python to the same
+// documents). And every Deployment field is reached by a row of the engine-argument table and set by
+// some case, so that a field added without its argument fails here.
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "c_requests.h"
+#include "cli/cli_run.h"
+#include "gpubudget/config_dir.h"
+#include "gpubudget/vllm_args.h"
+
+namespace gpubudget {
+namespace {
+
+// Deployment members that no launch argument sets: what a logged startup measured beyond the estimate
+// (diagnose carries it into its what-ifs).
+const std::set<std::string> kNotLaunchArguments = {"kv_budget_correction"};
+
+nlohmann::json cases() {
+  std::ifstream in(std::string(GPUBUDGET_TEST_DATA_DIR) + "/launch_lines/cases.json");
+  return nlohmann::json::parse(in)["cases"];
+}
+
+std::vector<std::string> words_of(const nlohmann::json& list) { return list.get<std::vector<std::string>>(); }
+
+// The members of `struct Deployment` as deployment.h declares them, one per line ("  TYPE name = ...;").
+std::set<std::string> deployment_members() {
+  std::ifstream in(std::string(GPUBUDGET_TEST_SOURCE_DIR) + "/include/gpubudget/deployment.h");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string all = text.str();
+  const auto start = all.find("struct Deployment {");
+  const auto end = all.find("\n};", start);
+  EXPECT_NE(start, std::string::npos);
+  const std::string body = all.substr(start, end - start);
+  const std::regex member(R"(\n  [A-Za-z_0-9:<>, ]+[ &*]([a-z_0-9]+)(\{[^}]*\})?( = [^;]*)?;)");
+  std::set<std::string> out;
+  for (auto it = std::sregex_iterator(body.begin(), body.end(), member); it != std::sregex_iterator(); ++it) {
+    out.insert((*it)[1]);
+  }
+  // Every declaration line ("  X ...;", not a comment) must have been read as a member.
+  std::size_t declarations = 0;
+  std::istringstream lines(body);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.size() > 3 && line.rfind("  ", 0) == 0 && std::isalpha(static_cast<unsigned char>(line[2])) &&
+        line.back() == ';') {
+      ++declarations;
+    }
+  }
+  EXPECT_EQ(out.size(), declarations) << "the member pattern no longer reads every line of struct Deployment";
+  return out;
+}
+
+std::set<std::string> fields_of(std::string_view flag) {
+  std::set<std::string> out;
+  for (const auto& row : vllm_arguments()) {
+    if (row.flag != flag) continue;
+    std::istringstream words{std::string(row.deployment_fields)};
+    for (std::string w; words >> w;) out.insert(w);
+  }
+  return out;
+}
+
+TEST(LaunchLineParity, EveryDeploymentFieldHasAnEngineArgumentRow) {
+  const auto members = deployment_members();
+  ASSERT_GE(members.size(), 40u) << "the member pattern no longer reads deployment.h";
+  std::set<std::string> reached;
+  for (const auto& row : vllm_arguments()) {
+    const auto fields = fields_of(row.flag);
+    for (const auto& f : fields) {
+      EXPECT_TRUE(members.count(f) != 0) << row.flag << " names " << f << ", which is no Deployment member";
+    }
+    reached.insert(fields.begin(), fields.end());
+  }
+  for (const auto& m : members) {
+    if (kNotLaunchArguments.count(m) != 0) continue;
+    EXPECT_TRUE(reached.count(m) != 0) << "Deployment::" << m
+                                       << " has no row in vllm_arguments() (src/engine/vllm_args.cpp): no front "
+                                          "end can set it";
+  }
+}
+
+TEST(LaunchLineParity, TheCasesSetEveryDeploymentField) {
+  std::set<std::string> set_by_cases;
+  const EngineArgs engine_args = load_engine_args(ConfigDir{GPUBUDGET_TEST_CONFIG_DIR});
+  for (const auto& c : cases()) {
+    const auto line = parse_vllm_args(split_command_line(c["line"].get<std::string>()), engine_args);
+    for (const auto& word : line.flags) {
+      if (word.rfind("--", 0) == 0) {
+        const auto fields = fields_of(word);
+        set_by_cases.insert(fields.begin(), fields.end());
+      } else {
+        // VAR=VALUE: the members resolve_vllm_arguments sets from that variable.
+        static const std::map<std::string, std::string> kVariable = {
+            {"VLLM_PP_LAYER_PARTITION", "pp_layer_partition"},
+            {"VLLM_DEEPEP_BUFFER_SIZE_MB", "deepep_buffer_size_mb"},
+            {"VLLM_NIXL_EP_MAX_NUM_RANKS", "nixl_ep_max_num_ranks"},
+            {"VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE", "allow_chunked_local_attn_with_hybrid_kv_cache"},
+            {"VLLM_MLA_DISABLE", "mla_disabled"},
+            {"VLLM_ATTENTION_BACKEND", "attention_backend"},
+            {"VLLM_ALL2ALL_BACKEND", "all2all_backend"}};
+        const auto it = kVariable.find(word.substr(0, word.find('=')));
+        if (it != kVariable.end()) set_by_cases.insert(it->second);
+      }
+    }
+  }
+  for (const auto& m : deployment_members()) {
+    if (kNotLaunchArguments.count(m) != 0) continue;
+    EXPECT_TRUE(set_by_cases.count(m) != 0) << "no case of tests/data/launch_lines/cases.json sets Deployment::" << m;
+  }
+}
+
+// The fit document `answer_request` gives for the case's line as "vllm_args".
+std::string c_abi_document(const nlohmann::json& c, const std::vector<std::string>& vllm_args) {
+  nlohmann::json request = {{"operation", "fit"},
+                            {"config_dir", GPUBUDGET_TEST_CONFIG_DIR},
+                            {"gpu", c["gpu"]},
+                            {"vllm_args", vllm_args}};
+  if (c.contains("vllm_version")) request["vllm_version"] = c["vllm_version"];
+  const auto answer = c_api::answer_request(request, GPUBUDGET_TEST_CONFIG_DIR);
+  EXPECT_LE(answer.status, 1) << answer.document;
+  return answer.document;
+}
+
+// `document` without the warnings that are the pasted line's own notes (flags it holds beyond the
+// CLI's, such as --enable-eplb beside --eplb-config).
+std::string without_notes(const std::string& document, const std::vector<std::string>& notes) {
+  auto j = nlohmann::ordered_json::parse(document);
+  auto& warnings = j["warnings"];
+  for (const auto& note : notes) {
+    for (auto it = warnings.begin(); it != warnings.end(); ++it) {
+      if (*it == note) {
+        warnings.erase(it);
+        break;
+      }
+    }
+  }
+  return j.dump(2);
+}
+
+TEST(LaunchLineParity, FlagsPastedLineAndCAbiGiveTheSameFitDocument) {
+  const EngineArgs engine_args = load_engine_args(ConfigDir{GPUBUDGET_TEST_CONFIG_DIR});
+  int compared = 0;
+  for (const auto& c : cases()) {
+    SCOPED_TRACE(c["name"].get<std::string>());
+    std::vector<std::string> common = {"fit", "--gpu", c["gpu"].get<std::string>(), "--json"};
+    if (c.contains("vllm_version")) {
+      common.push_back("--vllm-version");
+      common.push_back(c["vllm_version"].get<std::string>());
+    }
+    std::vector<std::string> with_flags = common;
+    with_flags.insert(with_flags.begin() + 1, c["model"].get<std::string>());
+    for (const auto& f : words_of(c["flags"])) with_flags.push_back(f);
+    const auto flags_run = test::run_cli(with_flags);
+    ASSERT_LE(flags_run.code, 1) << flags_run.err;
+
+    const std::vector<std::string> words = split_command_line(c["line"].get<std::string>());
+    std::vector<std::string> pasted = common;
+    pasted.push_back("--");
+    pasted.insert(pasted.end(), words.begin(), words.end());
+    const auto pasted_run = test::run_cli(pasted);
+    ASSERT_EQ(pasted_run.code, flags_run.code) << pasted_run.err;
+
+    // The C ABI, with the line's words as they are, and with the words the library read back
+    // (parse_vllm_args' flags, what Python's parse_vllm_serve hands on).
+    const VllmLaunchLine line = parse_vllm_args(words, engine_args);
+    EXPECT_EQ(line.model, c["model"].get<std::string>());
+    const std::string from_words = c_abi_document(c, words);
+    std::vector<std::string> read_back = line.flags;
+    const std::string from_flags = [&] {
+      nlohmann::json request = {{"operation", "fit"},          {"config_dir", GPUBUDGET_TEST_CONFIG_DIR},
+                                {"model", c["model"]},         {"gpu", c["gpu"]},
+                                {"vllm_args", read_back}};
+      if (c.contains("vllm_version")) request["vllm_version"] = c["vllm_version"];
+      return c_api::answer_request(request, GPUBUDGET_TEST_CONFIG_DIR).document;
+    }();
+
+    EXPECT_EQ(pasted_run.out, from_words) << "the pasted line and the C ABI's vllm_args differ";
+    EXPECT_EQ(without_notes(from_words, line.notes), nlohmann::ordered_json::parse(from_flags).dump(2))
+        << "the line's words and the words parse_vllm_args read back differ";
+    EXPECT_EQ(nlohmann::ordered_json::parse(flags_run.out).dump(2), without_notes(pasted_run.out, line.notes))
+        << "fit's own flags and the pasted line differ";
+    ++compared;
+  }
+  EXPECT_GE(compared, 30);
+}
+
+TEST(LaunchLineParity, ArgumentsAndLinesThatCannotBeReadAreRefusedByName) {
+  const EngineArgs engine_args = load_engine_args(ConfigDir{GPUBUDGET_TEST_CONFIG_DIR});
+  const auto message = [&](const std::vector<std::string>& words) -> std::string {
+    try {
+      parse_vllm_args(words, engine_args);
+    } catch (const ArgumentError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(message({"--tensor-parallel-size", "0"}), "--tensor-parallel-size: expected an integer from 1 to 1024, got 0");
+  EXPECT_EQ(message({"--tensor-parallel-size", "0x8"}),
+            "--tensor-parallel-size: expected an integer from 1 to 1024, got 0x8");
+  EXPECT_EQ(message({"--max-num-seqs", "1e3"}), "--max-num-seqs: expected an integer from 1 to 1048576, got 1e3");
+  EXPECT_EQ(message({"--gpu-memory-utilization", "0x1p-1"}),
+            "--gpu-memory-utilization: invalid value \"0x1p-1\" (expected a decimal fraction such as 0.9)");
+  EXPECT_EQ(message({"serve", "model"}),
+            "vllm arguments: expected `vllm serve MODEL ...`, `python -m vllm.entrypoints.openai.api_server ...` or "
+            "the engine arguments alone (--flag ...)");
+  const auto split_message = [](std::string_view line) -> std::string {
+    try {
+      split_command_line(line);
+    } catch (const ArgumentError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(split_message("vllm serve m --speculative-config '{\"method\": \"mtp\""),
+            "launch line: a single quote is not closed");
+  EXPECT_EQ(split_message("vllm serve m; rm -rf /"),
+            "launch line: ';' is shell syntax, not part of one vLLM command; give the command alone, with values "
+            "written out");
+  EXPECT_EQ(split_message("vllm serve m --max-model-len \"$LEN\""),
+            "launch line: $ inside double quotes is shell expansion; give the value itself");
+  // Quoting as a shell reads it: single quotes keep everything, a backslash-newline continues the line.
+  EXPECT_EQ(split_command_line("A=1 vllm serve 'my model' \\\n  --kv-transfer-config \"{\\\"kv_connector\\\": 1}\""),
+            (std::vector<std::string>{"A=1", "vllm", "serve", "my model", "--kv-transfer-config", "{\"kv_connector\": 1}"}));
+}
+
+}  // namespace
+}  // namespace gpubudget
