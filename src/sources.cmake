@@ -48,21 +48,6 @@ set(gpubudget_portable_sources
   model/config_keys.cpp
   model/eagle_head.cpp
   model/families.cpp
-  model/families/deepseek_v2.cpp
-  model/families/deepseek_v4.cpp
-  model/families/falcon_h1.cpp
-  model/families/gemma4.cpp
-  model/families/glm4_moe.cpp
-  model/families/gpt_oss.cpp
-  model/families/granite_hybrid.cpp
-  model/families/jamba.cpp
-  model/families/kimi_linear.cpp
-  model/families/llama.cpp
-  model/families/llama4.cpp
-  model/families/nemotron_h.cpp
-  model/families/nemotron_nas.cpp
-  model/families/qwen3_next.cpp
-  model/families/step3p5.cpp
   model/generic.cpp
   model/hparams.cpp
   model/max_model_len.cpp
@@ -87,3 +72,17 @@ set(gpubudget_web_sources
   platform/hub_fetch_unavailable.cpp
   platform/module_name_regex_std.cpp
   platform/safetensors_unavailable.cpp)
+
+# The model families: every file of model/families/ is one (model/families.h), listed for the family table
+# in model/family_list.inc under the build's generated/ folder, so that adding a family is adding its file.
+file(GLOB gpubudget_family_sources RELATIVE ${CMAKE_CURRENT_LIST_DIR} CONFIGURE_DEPENDS
+     ${CMAKE_CURRENT_LIST_DIR}/model/families/*.cpp)
+list(SORT gpubudget_family_sources)
+list(APPEND gpubudget_portable_sources ${gpubudget_family_sources})
+set(gpubudget_family_list "// Written by src/sources.cmake from the files of src/model/families/: one family each.\n")
+foreach(family_source IN LISTS gpubudget_family_sources)
+  get_filename_component(family_stem ${family_source} NAME_WE)
+  string(APPEND gpubudget_family_list "GPUBUDGET_FAMILY(${family_stem})\n")
+endforeach()
+set(gpubudget_generated_dir ${CMAKE_BINARY_DIR}/generated)
+file(CONFIGURE OUTPUT ${gpubudget_generated_dir}/model/family_list.inc CONTENT "${gpubudget_family_list}" @ONLY)

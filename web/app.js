@@ -11,7 +11,7 @@ const fmtInt = (n) => Number(n).toLocaleString("en-US");
 const fmtGib = (bytes) => (bytes / GIB).toFixed(2) + " GiB";
 // The fields a link carries, with the form element behind each.
 const LINK_FIELDS = ["source", "model", "hub", "revision", "gpu", "tp", "pp", "dp", "dcp", "ep", "kv", "util", "len",
-                     "seqs", "version", "eager", "endpoint"];
+                     "seqs", "version", "eager", "endpoint", "line"];
 // Where Hub ids are fetched from: huggingface.co, or a mirror given in the link (#endpoint=https://…, as
 // HF_ENDPOINT is to the CLI); the mirror must allow this page's origin (CORS), as huggingface.co does.
 function hubEndpoint() {
@@ -23,6 +23,7 @@ const HUB_FILES_OPTIONAL = ["hf_quant_config.json", "quant_config.json", "quanti
                             "preprocessor_config.json", "processor_config.json"];
 
 let engine = null;
+let pastedLaunch = null;        // the parse_vllm_args document of the pasted launch line, or null
 let gpuPresets = [];
 const hubFolders = new Map();   // "id@revision" -> engine folder
 let uploadedFolder = null;      // the engine folder of the user's files
@@ -43,6 +44,7 @@ function formValues() {
     ep: $("ep").checked ? "1" : "", kv: $("kv").value, util: $("util").value.trim(), len: $("len").value.trim(),
     seqs: $("seqs").value.trim(), version: $("version").value, eager: $("eager").checked ? "1" : "",
     endpoint: new URLSearchParams(location.hash.slice(1)).get("endpoint") || "",
+    line: $("vllm-line").value.trim(),
   };
 }
 
@@ -51,7 +53,7 @@ function applyValues(v) {
   const set = (id, value) => { if (value !== undefined && value !== null) $(id).value = value; };
   set("model", v.model); set("hub-id", v.hub); set("hub-revision", v.revision); set("gpu", v.gpu);
   set("tp", v.tp); set("pp", v.pp); set("dp", v.dp); set("dcp", v.dcp); set("kv", v.kv); set("util", v.util);
-  set("len", v.len); set("seqs", v.seqs); set("version", v.version);
+  set("len", v.len); set("seqs", v.seqs); set("version", v.version); set("vllm-line", v.line);
   if (v.ep !== undefined) $("ep").checked = v.ep === "1";
   if (v.eager !== undefined) $("eager").checked = v.eager === "1";
 }
@@ -223,7 +225,27 @@ function drawMemoryBar(doc) {
   }
 }
 
+// A word as a POSIX shell reads it back: single-quoted unless it is plain.
+function shellWord(word) {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : "'" + word.replace(/'/g, "'\\''") + "'";
+}
+
+// The pasted line's own arguments (the engine's reading of them, `vllm_args`) with the length that fits.
+function pastedServeLine(doc, serveName, launch) {
+  const env = [], flags = [];
+  const words = launch.vllm_args;
+  for (let i = 0; i < words.length; ++i) {
+    if (!words[i].startsWith("--")) { env.push(words[i]); continue; }
+    if (words[i] === "--max-model-len") { ++i; continue; }
+    flags.push(words[i]);
+    if (i + 1 < words.length && !words[i + 1].startsWith("--") && launch.arguments[words[i]] !== true) flags.push(words[++i]);
+  }
+  flags.push("--max-model-len", String(doc.request.fits ? doc.request.max_model_len : doc.max_model_len));
+  return [...env, "vllm serve", serveName, ...flags].map((w) => (w === "vllm serve" ? w : shellWord(w))).join(" ");
+}
+
 function serveLine(doc, serveName) {
+  if (pastedLaunch) return pastedServeLine(doc, serveName, pastedLaunch);
   const d = doc.deployment;
   const parts = ["vllm serve", serveName];
   const add = (flag, value) => parts.push(flag + " " + value);
@@ -376,7 +398,21 @@ async function compute() {
   }
   const values = formValues();
   history.replaceState(null, "", linkFor(values));
-  const request = { operation: "fit", model: model.model, gpu: $("gpu").value, deployment, hub: { offline: true } };
+  // A pasted launch line: read by the engine as the C ABI's vllm_args (docs/api.md), in place of the fields.
+  pastedLaunch = null;
+  if (values.line !== "") {
+    const parsed = engine.run({ operation: "parse_vllm_args", line: values.line });
+    if (parsed.status >= 2) {
+      showError("Launch line: " + (parsed.doc.error || parsed.text));
+      $("result").hidden = true;
+      return;
+    }
+    pastedLaunch = parsed.doc;
+    if (pastedLaunch.model) model = { model: pastedLaunch.model, label: pastedLaunch.model, serveName: pastedLaunch.model };
+  }
+  const request = { operation: "fit", model: model.model, gpu: $("gpu").value, hub: { offline: true } };
+  if (pastedLaunch) request.vllm_args = pastedLaunch.vllm_args;
+  else request.deployment = deployment;
   if ($("version").value) request.vllm_version = $("version").value;
   const fit = engine.run(request);
   if (fit.status >= 2) {
@@ -388,12 +424,13 @@ async function compute() {
   $("result").hidden = false;
   const sweepRequest = {
     operation: "sweep", model: model.model, gpus: [$("gpu").value], tensor_parallel_sizes: [1, 2, 4, 8],
-    kv_cache_dtypes: [deployment.kv_cache_dtype],
-    deployment: { pipeline_parallel_size: deployment.pipeline_parallel_size, data_parallel_size: deployment.data_parallel_size,
-                  enable_expert_parallel: deployment.enable_expert_parallel, enforce_eager: deployment.enforce_eager },
+    kv_cache_dtypes: [pastedLaunch ? pastedLaunch.arguments["--kv-cache-dtype"] || "auto" : deployment.kv_cache_dtype],
     hub: { offline: true },
   };
-  if (deployment.gpu_memory_utilization) sweepRequest.gpu_memory_utilizations = [deployment.gpu_memory_utilization];
+  if (pastedLaunch) sweepRequest.vllm_args = pastedLaunch.vllm_args;
+  else sweepRequest.deployment = { pipeline_parallel_size: deployment.pipeline_parallel_size, data_parallel_size: deployment.data_parallel_size,
+                                   enable_expert_parallel: deployment.enable_expert_parallel, enforce_eager: deployment.enforce_eager };
+  if (!pastedLaunch && deployment.gpu_memory_utilization) sweepRequest.gpu_memory_utilizations = [deployment.gpu_memory_utilization];
   if (request.vllm_version) sweepRequest.vllm_version = request.vllm_version;
   const sweep = engine.run(sweepRequest);
   if (sweep.status < 2 && Array.isArray(sweep.doc)) drawSweep(sweep.doc, fit.doc.model.derived_max_model_len);

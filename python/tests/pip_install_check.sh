@@ -26,3 +26,11 @@ case "$configs" in
   *) echo "FAIL: the installed package did not use its own configs" >&2; exit 1 ;;
 esac
 [ -n "$want" ] && [ "$got" = "$want" ] || { echo "FAIL: the package and the CLI disagree" >&2; exit 1; }
+# The distribution is gpubudget-vllm (the name gpubudget on the package index is another project's); it
+# installs the import package gpubudget.
+dist=$("$work/venv/bin/python" -c "import importlib.metadata as m; print(m.distribution('gpubudget-vllm').metadata['Name'], ' '.join(sorted({f.parts[0] for f in m.distribution('gpubudget-vllm').files if f.parts[0].startswith('gpubudget')})))")
+echo "distribution: $dist"
+case "$dist" in
+  "gpubudget-vllm gpubudget gpubudget_vllm-"*".dist-info") ;;
+  *) echo "FAIL: expected the distribution gpubudget-vllm installing the package gpubudget, got: $dist" >&2; exit 1 ;;
+esac

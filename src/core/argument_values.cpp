@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/decimal_text.h"
 #include "gpubudget/error.h"
 
 namespace gpubudget {
@@ -33,8 +34,10 @@ bool parse_decimal(const std::string& digits, double& value) {
     }
   }
   if (!any_digit) return false;
-  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  return error == std::errc() && end == digits.data() + digits.size() && std::isfinite(value);
+  const auto parsed = detail::parse_decimal(digits);  // strtod: the WebAssembly build has no from_chars(double)
+  if (!parsed) return false;
+  value = *parsed;
+  return true;
 }
 
 }  // namespace

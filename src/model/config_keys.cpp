@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string_view>
 
+#include "model/families.h"
 #include "model/parse_context.h"
 
 namespace gpubudget::detail {
@@ -153,8 +154,9 @@ constexpr ReviewedKey kAnyFamily[] = {
     {"index_topk", "tokens the sparse-attention indexer selects (compute, not memory)"},
 };
 
-// Keys a family's vLLM implementation does not read (or reads to a structure the parser builds
-// anyway), with the value that makes it so ("" = any value).
+// Keys of the parsers outside the family table (medusa.cpp) that their vLLM implementation does not read,
+// with the value that makes it so ("" = any value). A family's own are in its registration
+// (Family::reviewed_keys).
 struct FamilyKey {
   std::string_view family;
   std::string_view key;
@@ -163,77 +165,6 @@ struct FamilyKey {
 };
 
 constexpr FamilyKey kByFamily[] = {
-    {"deepseek_v2", "attention_bias", "", "vLLM's MLA projections have no bias"},
-    {"deepseek_v4", "attention_bias", "false", "no projection of DeepSeek-V4 has a bias"},
-    {"deepseek_v4", "hc_eps", "", "hyper-connection numerics (Sinkhorn epsilon)"},
-    {"deepseek_v4", "hc_sinkhorn_iters", "", "hyper-connection numerics (Sinkhorn iterations)"},
-    {"step3p5", "use_qk_norm", "true", "vLLM builds q_norm and k_norm in every layer"},
-    {"step3p5", "moe_layer_offset", "", "vLLM places MoE layers by moe_layers_enum, read"},
-    {"step3p5", "moe_every_n_layer", "", "vLLM places MoE layers by moe_layers_enum, read"},
-    {"step3p5", "norm_expert_weight", "", "expert weight normalisation (routing)"},
-    {"step3p5", "moe_router_activation", "", "router activation (routing)"},
-    {"step3p5", "moe_router_scaling_factor", "", "routed scaling (routing)"},
-    {"step3p5", "sink", "false", "no attention sinks"},
-    {"step3p5", "use_rope_layers", "", "which layers apply RoPE (the cache is built either way)"},
-    {"step3p5", "swiglu_limits", "", "activation clamp (numerics)"},
-    {"step3p5", "swiglu_limits_shared", "", "activation clamp of the shared expert (numerics)"},
-    {"step3p5", "zero_centered", "true", "GemmaRMSNorm: same weight shape"},
-    {"deepseek_v2", "mlp_bias", "false", "DeepSeek MLPs without bias"},
-    {"deepseek_v2", "num_key_value_heads", "", "MLA: one latent KV per token, no KV heads"},
-    {"deepseek_v2", "head_dim", "", "MLA sizes heads by qk_nope_head_dim + qk_rope_head_dim and v_head_dim"},
-    {"deepseek_v2", "qk_head_dim", "", "qk_nope_head_dim + qk_rope_head_dim, read separately"},
-    {"deepseek_v2", "partial_rotary_factor", "1.0", "MLA rotates qk_rope_head_dim, read"},
-    {"llama", "max_window_layers", "", "used by vLLM only with use_sliding_window, which the parser reads"},
-    {"llama", "qkv_bias", "", "not read by vLLM's Qwen3-MoE (its biases follow attention_bias)"},
-    {"llama", "input_jitter_noise", "", "PhiMoE's training-time input noise"},
-    {"llama", "attention_out_bias", "false", "Seed-OSS: o_proj without bias, as seed_oss.py builds it"},
-    {"llama", "use_qk_norm", "true", "the family builds q/k norms whatever the key says"},
-    {"falcon_h1", "attention_bias", "false", "falcon_h1.py builds q/k/v and o without bias"},
-    {"falcon_h1", "mlp_bias", "false", "falcon_h1.py builds the MLP without bias"},
-    {"falcon_h1", "projectors_bias", "false", "falcon_h1.py builds no projector bias"},
-    {"falcon_h1", "mamba_expand", "", "used only when mamba_d_ssm is absent, which the parser then reads"},
-    {"granitemoehybrid", "attention_multiplier", "", "muP scale of the attention scores: no tensor"},
-    {"granitemoehybrid", "embedding_multiplier", "", "muP scale of the embeddings: no tensor"},
-    {"granitemoehybrid", "logits_scaling", "", "muP scale of the logits: no tensor"},
-    {"granitemoehybrid", "residual_multiplier", "", "muP scale of the residual stream: no tensor"},
-    {"gemma4", "use_bidirectional_attention", "", "image tokens attend both ways: a mask, no tensor"},
-    {"gemma4", "vocab_size_per_layer_input", "", "the per-layer embeddings' vocabulary, used only with hidden_size_per_layer_input > 0 (refused)"},
-    {"gemma4", "expert_intermediate_size", "null", "no experts"},
-    {"gemma4", "moe_intermediate_size", "null", "no experts (enable_moe_block false)"},
-    {"gemma4", "num_experts", "null", "no experts (enable_moe_block false)"},
-    {"gemma4", "top_k_experts", "null", "no experts (enable_moe_block false)"},
-    {"llama4", "use_qk_norm", "", "an L2 norm without weights (llama4.py: RMSNorm(has_weight=False))"},
-    {"llama", "sliding_window_size", "", "Gemma 2's alias of sliding_window, which the parser reads"},
-    {"llama", "sliding_window_pattern", "\"LLLG\"", "EXAONE 4's pattern, shipped with the layer_types the parser reads"},
-    {"llama", "vision_feature_layer", "-1", "every vision layer is kept (vLLM drops the layers after another one)"},
-    {"llama", "use_routing_bias", "true", "MiniMax-M2's score-correction bias, which the parser adds"},
-    {"llama", "qk_norm_type", "\"per_layer\"", "MiniMax-M2's q/k norms over all heads, which the parser builds"},
-    {"llama", "use_mtp", "", "MTP modules are loaded only with speculative decoding"},
-    {"llama", "num_mtp_modules", "", "MTP modules are loaded only with speculative decoding"},
-    {"llama", "mtp_transformer_layers", "", "MTP modules are loaded only with speculative decoding"},
-    {"gpt_oss", "attention_bias", "true", "the parser builds gpt-oss's q/k/v/o biases"},
-    {"gpt_oss", "experts_per_token", "", "alias of num_experts_per_tok"},
-    {"qwen3_next", "use_sliding_window", "false", "no sliding window"},
-    {"qwen3_next", "attention_bias", "false", "no attention bias"},
-    {"qwen3_next", "attn_output_gate", "true", "the parser builds the gated query projection"},
-    {"qwen3_next", "full_attention_interval", "", "the layer types are read from layer_types"},
-    {"qwen3_next", "mtp_use_dedicated_embeddings", "", "MTP layers are loaded only with speculative decoding"},
-    {"qwen3_next", "output_gate_type", "\"swish\"", "the gate's activation"},
-    {"nemotron_h", "attention_bias", "false", "no attention bias"},
-    {"nemotron_h", "sliding_window", "null", "no sliding window"},
-    {"nemotron_h", "n_shared_experts", "1", "one shared expert of moe_shared_expert_intermediate_size"},
-    {"nemotron_h", "partial_rotary_factor", "1.0", "full rotary width"},
-    {"nemotron_h", "expand", "", "the Mamba width is mamba_num_heads x mamba_head_dim, read"},
-    {"nemotron_h", "mtp_layers_block_type", "", "MTP layers are loaded only with speculative decoding"},
-    {"nemotron_h", "moe_shared_expert_overlap", "", "whether the shared expert runs overlapped (compute)"},
-    {"kimi_linear", "num_nextn_predict_layers", "0", "no MTP layer"},
-    {"llama", "use_mrope", "false", "MiMo: plain RoPE"},
-    {"jamba", "n_ctx", "", "transformers' context default (the length is max_position_embeddings / --max-model-len)"},
-    {"jamba", "calc_logits_for_entire_prompt", "", "logits computed (compute)"},
-    {"kimi_linear", "head_dim", "", "MLA layers are sized by the MLA keys, KDA layers by linear_attn_config"},
-    {"kimi_linear", "num_key_value_heads", "", "MLA layers are sized by the MLA keys, KDA layers by linear_attn_config"},
-    {"deepseek_v2", "use_unified_vision_chunk", "", "Kimi-K2.5's video chunking in the processor"},
-    {"kimi_linear", "mla_use_nope", "", "whether MLA layers apply RoPE (compute)"},
     {"medusa", "max_paths", "", "MedusaConfig's tree-search setting: vLLM proposes top-1 tokens only"},
     {"medusa", "topk", "", "MedusaConfig's tree-search setting: vLLM proposes top-1 tokens only"},
     {"medusa", "base_model_name_or_path", "", "the target the heads were trained on: metadata"},
@@ -245,9 +176,15 @@ bool is_without_memory_effect(std::string_view family, std::string_view key, con
   if (std::any_of(std::begin(kAnyFamily), std::end(kAnyFamily), [&](const ReviewedKey& k) { return k.key == key; })) {
     return true;
   }
-  return std::any_of(std::begin(kByFamily), std::end(kByFamily), [&](const FamilyKey& k) {
-    return k.family == family && k.key == key && (k.value.empty() || value.dump() == k.value);
-  });
+  const auto matches = [&](std::string_view k, std::string_view v) { return k == key && (v.empty() || value.dump() == v); };
+  for (const Family* f : families()) {
+    if (f->name != family) continue;
+    for (const auto& k : f->reviewed_keys) {
+      if (matches(k.key, k.value)) return true;
+    }
+  }
+  return std::any_of(std::begin(kByFamily), std::end(kByFamily),
+                     [&](const FamilyKey& k) { return k.family == family && matches(k.key, k.value); });
 }
 
 }  // namespace gpubudget::detail

@@ -19,15 +19,26 @@ struct ModelType {
   std::int64_t default_max_position = 0;
 };
 
+// A config key of a family's models that its vLLM implementation does not read (or reads to a structure
+// the parser builds anyway), with the value that makes it so, and why (config_keys.cpp).
+struct ReviewedConfigKey {
+  std::string_view key;
+  std::string_view value;  // the JSON text the value must dump to, "" = any
+  std::string_view reason;
+};
+
+// A family: registered by its own file, model/families/<stem>.cpp, as `const Family& family_<stem>()`
+// (every file of the folder is one family; src/sources.cmake lists them in model/family_list.inc).
 struct Family {
   std::string_view name;                            // ModelSpec::family
   std::span<const ModelType> model_types;
   std::span<const std::string_view> architectures;  // config.json `architectures[0]` vLLM registers for them
+  std::span<const ReviewedConfigKey> reviewed_keys;  // keys of these models without an effect on memory
   void (*parse)(const ParseContext& context, ModelSpec& model);
 };
 
-// Every family, in the order they are tried.
-std::span<const Family> families();
+// Every family, in the order of their files' names. A model type belongs to one family only.
+std::span<const Family* const> families();
 // The family that reads `model_type` and its entry, or nullptrs.
 struct FamilyMatch {
   const Family* family = nullptr;

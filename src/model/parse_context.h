@@ -88,21 +88,6 @@ void parse_eagle_head(const JsonReader& root, ModelSpec& model);
 // `config_json` is the file's text (MedusaConfig renames keys in their order in the file).
 void parse_medusa(const std::string& config_json, const JsonReader& root, ModelSpec& model);
 
-void parse_deepseek_v2(const ParseContext& context, ModelSpec& model);
-void parse_gpt_oss(const ParseContext& context, ModelSpec& model);
-void parse_qwen3_next(const ParseContext& context, ModelSpec& model);
-void parse_nemotron_h(const ParseContext& context, ModelSpec& model);
-void parse_kimi_linear(const ParseContext& context, ModelSpec& model);
-void parse_llama4(const ParseContext& context, ModelSpec& model);
-void parse_llama(const ParseContext& context, ModelSpec& model);
-void parse_glm4_moe(const ParseContext& context, ModelSpec& model);
-void parse_jamba(const ParseContext& context, ModelSpec& model);
-void parse_nemotron_nas(const ParseContext& context, ModelSpec& model);
-void parse_gemma4(const ParseContext& context, ModelSpec& model);
-void parse_granite_hybrid(const ParseContext& context, ModelSpec& model);
-void parse_falcon_h1(const ParseContext& context, ModelSpec& model);
-void parse_deepseek_v4(const ParseContext& context, ModelSpec& model);
-void parse_step3p5(const ParseContext& context, ModelSpec& model);
 // The vision tower and projector of a multimodal wrapper (`vision_config` present). Throws InputError
 // naming the vision model type when it is not modelled: weights are never silently left out.
 void parse_vision(const JsonReader& root, ModelSpec& model);

@@ -1,6 +1,8 @@
 // The common hyperparameter reader (src/model/hparams.h) and the family table (src/model/families.h).
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <map>
 #include <string>
 
 #include <fmt/format.h>
@@ -51,18 +53,40 @@ TEST(Hparams, InvariantsAreCheckedOnceWithTheKeyAndValue) {
                            "config.json:/num_hidden_layers: expected an integer in [1, 10000], got nothing (missing)");
 }
 
+TEST(Families, EachModelTypeAndArchitectureBelongsToOneFamily) {
+  // The table is the folder's files in name order: which family reads a type must not depend on it.
+  std::map<std::string_view, std::string_view> type_owner, architecture_owner;
+  for (const Family* family : families()) {
+    for (const ModelType& type : family->model_types) {
+      const auto [it, added] = type_owner.emplace(type.name, family->name);
+      EXPECT_TRUE(added) << type.name << " is read by " << it->second << " and " << family->name;
+    }
+    for (const auto arch : family->architectures) {
+      const auto [it, added] = architecture_owner.emplace(arch, family->name);
+      EXPECT_TRUE(added) << arch << " is registered by " << it->second << " and " << family->name;
+    }
+  }
+  // One family per file of src/model/families/.
+  std::size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(GPUBUDGET_TEST_SOURCE_DIR) + "/src/model/families")) {
+    files += entry.path().extension() == ".cpp" ? 1 : 0;
+  }
+  EXPECT_EQ(families().size(), files);
+  EXPECT_GE(files, 15u);
+}
+
 TEST(Families, EveryRegisteredModelTypeParsesAMinimalConfigOfItsFamily) {
   // Every model type the llama family lists has its traits (a missing row would be an internal error).
-  for (const Family& family : families()) {
-    if (family.name != "llama") continue;
-    for (const ModelType& type : family.model_types) {
+  for (const Family* family : families()) {
+    if (family->name != "llama") continue;
+    for (const ModelType& type : family->model_types) {
       const std::string json = fmt::format(
           R"({{"architectures": ["{}"], "model_type": "{}", "hidden_size": 64, "num_hidden_layers": 2,
               "num_attention_heads": 4, "intermediate_size": 128, "vocab_size": 100, "num_experts": 4,
               "num_local_experts": 4, "moe_intermediate_size": 32, "num_experts_per_tok": 2, "moe_topk": 2,
               "moe_num_experts": 4, "moe_k": 2,
               "sliding_window": 4096}})",
-          family.architectures.front(), type.name);
+          family->architectures.front(), type.name);
       const ModelSpec m = parse_model_config(json, "", "config.json");
       EXPECT_EQ(m.family, "llama") << type.name;
       EXPECT_EQ(m.layers.size(), 2u) << type.name;

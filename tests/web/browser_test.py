@@ -10,6 +10,7 @@ Usage: browser_test.py WEB_DIR GPUBUDGET_CLI CONFIG_DIR ARTIFACT_DIR
 import json
 import os
 import pathlib
+import shlex
 import subprocess
 import sys
 import time
@@ -31,6 +32,14 @@ DEPLOYMENTS = [
 ]
 HUB = {"name": "hub-qwen3", "model": "Qwen/Qwen3-8B", "gpu": "a100-80gb", "len": "40960",
        "cli": ["--gpu", "a100-80gb", "--max-model-len", "40960"]}
+# Launch lines pasted into the page, each against the CLI given the same line after `--`.
+LINES = [
+    {"name": "line-incident", "gpu": "rtx-pro-6000", "version": "0.15", "model": "nvidia/Kimi-K2.5-NVFP4",
+     "line": "vllm serve nvidia/Kimi-K2.5-NVFP4 -tp 8 --kv-cache-dtype bfloat16 --gpu-memory-utilization 0.9"},
+    {"name": "line-mtp-lora", "gpu": "h200", "version": "", "model": "deepseek-ai/DeepSeek-V3",
+     "line": "VLLM_MLA_DISABLE=0 vllm serve deepseek-ai/DeepSeek-V3 -tp 8 --max-model-len 64k "
+             "--speculative-config '{\"method\": \"mtp\", \"num_speculative_tokens\": 1}' --port 8000"},
+]
 PASTED = {"name": "pasted-llama", "folder": "meta-llama__Llama-3.1-8B", "gpu": "l4", "len": "32768",
           "cli": ["--gpu", "l4", "--max-model-len", "32768"]}
 
@@ -40,6 +49,15 @@ def cli_fit(model, flags):
                          env={**os.environ, "GPUBUDGET_CONFIG_DIR": str(CONFIG_DIR), "HF_HUB_OFFLINE": "1"})
     if run.returncode not in (0, 1):
         raise AssertionError(f"gpubudget fit {model} {flags} exited {run.returncode}: {run.stderr}")
+    return json.loads(run.stdout)
+
+
+def cli_fit_line(gpu, version, line):
+    flags = ["--gpu", gpu] + (["--vllm-version", version] if version else [])
+    run = subprocess.run([str(CLI), "fit", *flags, "--json", "--", *shlex.split(line)], capture_output=True, text=True,
+                         check=False, env={**os.environ, "GPUBUDGET_CONFIG_DIR": str(CONFIG_DIR), "HF_HUB_OFFLINE": "1"})
+    if run.returncode not in (0, 1):
+        raise AssertionError(f"gpubudget fit {flags} -- {line} exited {run.returncode}: {run.stderr}")
     return json.loads(run.stdout)
 
 
@@ -93,7 +111,8 @@ def check(name, got, want, serve_model):
     expect("remedies", got["remedies"], len(want.get("remedies", [])))
     expect("warnings", got["warnings"], len(want["warnings"]))
     length = want["request"]["max_model_len"] if want["request"]["fits"] else want["max_model_len"]
-    if f"--max-model-len {length}" not in got["serve_line"] or not got["serve_line"].startswith(f"vllm serve {serve_model}"):
+    command = got["serve_line"][got["serve_line"].find("vllm serve"):]  # after any VLLM_*=… of a pasted line
+    if f"--max-model-len {length}" not in command or not command.startswith(f"vllm serve {serve_model}"):
         failures.append(f"{name}: serve line {got['serve_line']!r} lacks vllm serve {serve_model} ... --max-model-len {length}")
     if want["kv_cache"]["tokens"] > 0:
         line = f"GPU KV cache size: {want['kv_cache']['tokens']:,} tokens"
@@ -157,6 +176,18 @@ def main():
             page.screenshot(ARTIFACTS / f"{d['name']}.png")
         page.screenshot(ARTIFACTS / "gpt-oss-phone.png", width=390, height=2400, mobile=True)
 
+        # A pasted launch line replaces the fields: the page's document is the CLI's for the same line.
+        for d in LINES:
+            page.choose("gpu", d["gpu"])
+            page.choose("version", d["version"])
+            page.type_text("vllm-line", d["line"])
+            before = page.eval("Number(document.body.dataset.computed || 0)")
+            page.eval("document.getElementById('compute').click()")
+            page.wait_for(f"Number(document.body.dataset.computed || 0) > {before}")
+            failures += check(d["name"], shown(page), cli_fit_line(d["gpu"], d["version"], d["line"]), d["model"])
+            page.screenshot(ARTIFACTS / f"{d['name']}.png")
+        page.type_text("vllm-line", "")
+
         # A config pasted into the page: the same answer as the CLI on that folder.
         folder = CONFIG_DIR / "models" / PASTED["folder"]
         page.eval("document.querySelector('input[name=source][value=files]').click()")
@@ -202,7 +233,7 @@ def main():
     print(json.dumps(timings))
     for f in failures:
         print("FAIL", f)
-    print(f"{'FAILED' if failures else 'passed'}: {len(DEPLOYMENTS) + 3} page states checked against the CLI; screenshots in {ARTIFACTS}")
+    print(f"{'FAILED' if failures else 'passed'}: {len(DEPLOYMENTS) + len(LINES) + 3} page states checked against the CLI; screenshots in {ARTIFACTS}")
     return 1 if failures else 0
 
 

@@ -4,6 +4,7 @@
 
 #include "gpubudget/error.h"
 #include "model/blocks.h"
+#include "model/families.h"
 #include "model/hparams.h"
 
 namespace gpubudget::detail {
@@ -156,6 +157,40 @@ void parse_deepseek_v2(const ParseContext& c, ModelSpec& model) {
   // A scaled RoPE becomes deepseek_yarn, whose DeepseekScalingRotaryEmbedding keeps its cache in fp32;
   // the default type is a plain RotaryEmbedding in the model dtype (DeepseekV2MLAAttention).
   add_rotary_caches(t, model, rope, rope_type(t) == "default" ? dt : Dtype::kFloat32, 0);
+}
+
+
+namespace {
+
+// The family: the model types and vLLM architectures it reads, and the config keys of theirs without
+// an effect on memory (model/families.h).
+constexpr ModelType kModelTypes[] = {{"deepseek_v2"}, {"deepseek_v3"}, {"kimi_k2"}, {"deepseek_v32"}, {"glm_moe_dsa"},
+                                        {"glm4_moe_lite"}};
+constexpr std::string_view kArchitectures[] = {
+    "DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "GlmMoeDsaForCausalLM",
+    "Glm4MoeLiteForCausalLM",
+    "KimiK25ForConditionalGeneration", "KimiVLForConditionalGeneration",
+    // The EAGLE-3 head on MLA (deepseek_eagle3.py; eagle_head.cpp).
+    "Eagle3DeepseekV2ForCausalLM", "Eagle3DeepseekV3ForCausalLM"};
+constexpr ReviewedConfigKey kReviewedKeys[] = {
+    {"attention_bias", "", "vLLM's MLA projections have no bias"},
+    {"mlp_bias", "false", "DeepSeek MLPs without bias"},
+    {"num_key_value_heads", "", "MLA: one latent KV per token, no KV heads"},
+    {"head_dim", "", "MLA sizes heads by qk_nope_head_dim + qk_rope_head_dim and v_head_dim"},
+    {"qk_head_dim", "", "qk_nope_head_dim + qk_rope_head_dim, read separately"},
+    {"partial_rotary_factor", "1.0", "MLA rotates qk_rope_head_dim, read"},
+    {"use_unified_vision_chunk", "", "Kimi-K2.5's video chunking in the processor"},
+};
+
+}  // namespace
+
+const Family& family_deepseek_v2() {
+  static constexpr Family kFamily{.name = "deepseek_v2",
+                                  .model_types = kModelTypes,
+                                  .architectures = kArchitectures,
+                                  .reviewed_keys = kReviewedKeys,
+                                  .parse = parse_deepseek_v2};
+  return kFamily;
 }
 
 }  // namespace gpubudget::detail

@@ -11,6 +11,7 @@
 
 #include "gpubudget/error.h"
 #include "model/blocks.h"
+#include "model/families.h"
 #include "model/hparams.h"
 
 namespace gpubudget::detail {
@@ -260,6 +261,31 @@ void parse_deepseek_v4(const ParseContext& c, ModelSpec& model) {
       model.profile_workspace_transient = Bytes(std::int64_t{512} << 20);
     }
   }
+}
+
+
+namespace {
+
+// The family: the model types and vLLM architectures it reads, and the config keys of theirs without
+// an effect on memory (model/families.h).
+// DeepseekV4Config's max_position_embeddings is 1,048,576.
+constexpr ModelType kModelTypes[] = {{"deepseek_v4", 1048576}};
+constexpr std::string_view kArchitectures[] = {"DeepseekV4ForCausalLM"};
+constexpr ReviewedConfigKey kReviewedKeys[] = {
+    {"attention_bias", "false", "no projection of DeepSeek-V4 has a bias"},
+    {"hc_eps", "", "hyper-connection numerics (Sinkhorn epsilon)"},
+    {"hc_sinkhorn_iters", "", "hyper-connection numerics (Sinkhorn iterations)"},
+};
+
+}  // namespace
+
+const Family& family_deepseek_v4() {
+  static constexpr Family kFamily{.name = "deepseek_v4",
+                                  .model_types = kModelTypes,
+                                  .architectures = kArchitectures,
+                                  .reviewed_keys = kReviewedKeys,
+                                  .parse = parse_deepseek_v4};
+  return kFamily;
 }
 
 }  // namespace gpubudget::detail

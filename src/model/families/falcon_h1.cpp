@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "model/blocks.h"
+#include "model/families.h"
 #include "model/hparams.h"
 
 namespace gpubudget::detail {
@@ -49,6 +50,32 @@ void parse_falcon_h1(const ParseContext& c, ModelSpec& model) {
   model.final_norms.push_back({"model.final_layernorm", Component::kNorms, H, dt});
   const auto rotary = t.optional_integer("attn_rotary_emb", 1, kMaxHidden).value_or(d);
   add_rotary_caches(t, model, rotary, dt, 8192);  // FalconH1: max_position_embeddings defaults to 8192
+}
+
+
+namespace {
+
+// The family: the model types and vLLM architectures it reads, and the config keys of theirs without
+// an effect on memory (model/families.h).
+// FalconH1Config's max_position_embeddings is 8192 when a config omits it.
+constexpr ModelType kModelTypes[] = {{"falcon_h1", 8192}};
+constexpr std::string_view kArchitectures[] = {"FalconH1ForCausalLM"};
+constexpr ReviewedConfigKey kReviewedKeys[] = {
+    {"attention_bias", "false", "falcon_h1.py builds q/k/v and o without bias"},
+    {"mlp_bias", "false", "falcon_h1.py builds the MLP without bias"},
+    {"projectors_bias", "false", "falcon_h1.py builds no projector bias"},
+    {"mamba_expand", "", "used only when mamba_d_ssm is absent, which the parser then reads"},
+};
+
+}  // namespace
+
+const Family& family_falcon_h1() {
+  static constexpr Family kFamily{.name = "falcon_h1",
+                                  .model_types = kModelTypes,
+                                  .architectures = kArchitectures,
+                                  .reviewed_keys = kReviewedKeys,
+                                  .parse = parse_falcon_h1};
+  return kFamily;
 }
 
 }  // namespace gpubudget::detail

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "model/blocks.h"
+#include "model/families.h"
 #include "model/hparams.h"
 #include "model/parse_context.h"
 
@@ -113,6 +114,33 @@ void parse_gemma4(const ParseContext& c, ModelSpec& model) {
   if (global_head_dim != h.head_dim && std::max(global_head_dim, h.head_dim) > 256) {
     model.forced_attention_backend = "TRITON_ATTN";
   }
+}
+
+
+namespace {
+
+// The family: the model types and vLLM architectures it reads, and the config keys of theirs without
+// an effect on memory (model/families.h).
+constexpr ModelType kModelTypes[] = {{"gemma4_text"}};
+constexpr std::string_view kArchitectures[] = {"Gemma4ForConditionalGeneration", "Gemma4ForCausalLM"};
+constexpr ReviewedConfigKey kReviewedKeys[] = {
+    {"use_bidirectional_attention", "", "image tokens attend both ways: a mask, no tensor"},
+    {"vocab_size_per_layer_input", "", "the per-layer embeddings' vocabulary, used only with hidden_size_per_layer_input > 0 (refused)"},
+    {"expert_intermediate_size", "null", "no experts"},
+    {"moe_intermediate_size", "null", "no experts (enable_moe_block false)"},
+    {"num_experts", "null", "no experts (enable_moe_block false)"},
+    {"top_k_experts", "null", "no experts (enable_moe_block false)"},
+};
+
+}  // namespace
+
+const Family& family_gemma4() {
+  static constexpr Family kFamily{.name = "gemma4",
+                                  .model_types = kModelTypes,
+                                  .architectures = kArchitectures,
+                                  .reviewed_keys = kReviewedKeys,
+                                  .parse = parse_gemma4};
+  return kFamily;
 }
 
 }  // namespace gpubudget::detail

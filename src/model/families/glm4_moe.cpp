@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "model/blocks.h"
+#include "model/families.h"
 #include "model/hparams.h"
 
 namespace gpubudget::detail {
@@ -74,6 +75,26 @@ void parse_glm4_moe(const ParseContext& c, ModelSpec& model) {
   // Glm4MoeAttention: rope_parameters.setdefault("partial_rotary_factor", 0.5).
   const double partial = partial_rotary_factor(t, 0.5);
   add_rotary_caches(t, model, static_cast<std::int64_t>(static_cast<double>(d) * partial), dt, 0);
+}
+
+
+namespace {
+
+// The family: the model types and vLLM architectures it reads, and the config keys of theirs without
+// an effect on memory (model/families.h).
+constexpr ModelType kModelTypes[] = {{"glm4_moe"}};
+constexpr std::string_view kArchitectures[] = {"Glm4MoeForCausalLM"};
+constexpr std::span<const ReviewedConfigKey> kReviewedKeys = {};
+
+}  // namespace
+
+const Family& family_glm4_moe() {
+  static constexpr Family kFamily{.name = "glm4_moe",
+                                  .model_types = kModelTypes,
+                                  .architectures = kArchitectures,
+                                  .reviewed_keys = kReviewedKeys,
+                                  .parse = parse_glm4_moe};
+  return kFamily;
 }
 
 }  // namespace gpubudget::detail

@@ -5,6 +5,7 @@
 
 #include "gpubudget/error.h"
 #include "model/blocks.h"
+#include "model/families.h"
 #include "model/hparams.h"
 
 namespace gpubudget::detail {
@@ -41,6 +42,29 @@ void parse_gpt_oss(const ParseContext& c, ModelSpec& model) {
   }
   model.final_norms.push_back({"model.norm", Component::kNorms, H, dt});
   add_rotary_caches(t, model, d, dt, 0);
+}
+
+
+namespace {
+
+// The family: the model types and vLLM architectures it reads, and the config keys of theirs without
+// an effect on memory (model/families.h).
+constexpr ModelType kModelTypes[] = {{"gpt_oss"}};
+constexpr std::string_view kArchitectures[] = {"GptOssForCausalLM"};
+constexpr ReviewedConfigKey kReviewedKeys[] = {
+    {"attention_bias", "true", "the parser builds gpt-oss's q/k/v/o biases"},
+    {"experts_per_token", "", "alias of num_experts_per_tok"},
+};
+
+}  // namespace
+
+const Family& family_gpt_oss() {
+  static constexpr Family kFamily{.name = "gpt_oss",
+                                  .model_types = kModelTypes,
+                                  .architectures = kArchitectures,
+                                  .reviewed_keys = kReviewedKeys,
+                                  .parse = parse_gpt_oss};
+  return kFamily;
 }
 
 }  // namespace gpubudget::detail

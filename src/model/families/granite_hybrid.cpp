@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "model/blocks.h"
+#include "model/families.h"
 #include "model/hparams.h"
 
 namespace gpubudget::detail {
@@ -84,6 +85,31 @@ void parse_granite_hybrid(const ParseContext& c, ModelSpec& model) {
   }
   model.final_norms.push_back({"model.norm", Component::kNorms, H, dt});
   if (position_type == "rope") add_rotary_caches(t, model, d, dt, 0);
+}
+
+
+namespace {
+
+// The family: the model types and vLLM architectures it reads, and the config keys of theirs without
+// an effect on memory (model/families.h).
+constexpr ModelType kModelTypes[] = {{"granitemoehybrid"}};
+constexpr std::string_view kArchitectures[] = {"GraniteMoeHybridForCausalLM"};
+constexpr ReviewedConfigKey kReviewedKeys[] = {
+    {"attention_multiplier", "", "muP scale of the attention scores: no tensor"},
+    {"embedding_multiplier", "", "muP scale of the embeddings: no tensor"},
+    {"logits_scaling", "", "muP scale of the logits: no tensor"},
+    {"residual_multiplier", "", "muP scale of the residual stream: no tensor"},
+};
+
+}  // namespace
+
+const Family& family_granite_hybrid() {
+  static constexpr Family kFamily{.name = "granitemoehybrid",
+                                  .model_types = kModelTypes,
+                                  .architectures = kArchitectures,
+                                  .reviewed_keys = kReviewedKeys,
+                                  .parse = parse_granite_hybrid};
+  return kFamily;
 }
 
 }  // namespace gpubudget::detail

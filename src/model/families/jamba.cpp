@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "model/blocks.h"
+#include "model/families.h"
 #include "model/hparams.h"
 
 namespace gpubudget::detail {
@@ -93,6 +94,30 @@ void parse_jamba(const ParseContext& c, ModelSpec& model) {
     model.layers.push_back(std::move(layer));
   }
   model.final_norms.push_back({"model.final_layernorm", Component::kNorms, H, dt});
+}
+
+
+namespace {
+
+// The family: the model types and vLLM architectures it reads, and the config keys of theirs without
+// an effect on memory (model/families.h).
+// JambaConfig's max_position_embeddings is 262,144 (Jamba-v0.1's config predates the key).
+constexpr ModelType kModelTypes[] = {{"jamba", 262144}};
+constexpr std::string_view kArchitectures[] = {"JambaForCausalLM"};
+constexpr ReviewedConfigKey kReviewedKeys[] = {
+    {"n_ctx", "", "transformers' context default (the length is max_position_embeddings / --max-model-len)"},
+    {"calc_logits_for_entire_prompt", "", "logits computed (compute)"},
+};
+
+}  // namespace
+
+const Family& family_jamba() {
+  static constexpr Family kFamily{.name = "jamba",
+                                  .model_types = kModelTypes,
+                                  .architectures = kArchitectures,
+                                  .reviewed_keys = kReviewedKeys,
+                                  .parse = parse_jamba};
+  return kFamily;
 }
 
 }  // namespace gpubudget::detail

@@ -7,6 +7,7 @@
 
 #include "gpubudget/error.h"
 #include "model/blocks.h"
+#include "model/families.h"
 #include "model/hparams.h"
 
 namespace gpubudget::detail {
@@ -100,6 +101,31 @@ void parse_kimi_linear(const ParseContext& c, ModelSpec& model) {
     model.layers.push_back(std::move(layer));
   }
   model.final_norms.push_back({"model.norm", Component::kNorms, H, dt});
+}
+
+
+namespace {
+
+// The family: the model types and vLLM architectures it reads, and the config keys of theirs without
+// an effect on memory (model/families.h).
+constexpr ModelType kModelTypes[] = {{"kimi_linear"}};
+constexpr std::string_view kArchitectures[] = {"KimiLinearForCausalLM"};
+constexpr ReviewedConfigKey kReviewedKeys[] = {
+    {"num_nextn_predict_layers", "0", "no MTP layer"},
+    {"head_dim", "", "MLA layers are sized by the MLA keys, KDA layers by linear_attn_config"},
+    {"num_key_value_heads", "", "MLA layers are sized by the MLA keys, KDA layers by linear_attn_config"},
+    {"mla_use_nope", "", "whether MLA layers apply RoPE (compute)"},
+};
+
+}  // namespace
+
+const Family& family_kimi_linear() {
+  static constexpr Family kFamily{.name = "kimi_linear",
+                                  .model_types = kModelTypes,
+                                  .architectures = kArchitectures,
+                                  .reviewed_keys = kReviewedKeys,
+                                  .parse = parse_kimi_linear};
+  return kFamily;
 }
 
 }  // namespace gpubudget::detail

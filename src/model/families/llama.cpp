@@ -10,6 +10,7 @@
 
 #include "gpubudget/error.h"
 #include "model/blocks.h"
+#include "model/families.h"
 #include "model/hparams.h"
 
 namespace gpubudget::detail {
@@ -365,6 +366,59 @@ void parse_llama(const ParseContext& c, ModelSpec& model) {
   const auto rotary_dim = t.optional_integer("rotary_dim", 1, kMaxHidden)
                               .value_or(static_cast<std::int64_t>(static_cast<double>(d) * partial));
   add_rotary_caches(t, model, rotary_dim, dt, gemma3 ? 131072 : 0);
+}
+
+
+namespace {
+
+// The family: the model types and vLLM architectures it reads, and the config keys of theirs without
+// an effect on memory (model/families.h).
+// Gemma3TextConfig's max_position_embeddings is 131,072 (its published configs omit it).
+constexpr ModelType kModelTypes[] = {
+    {"llama"},     {"mistral"},           {"qwen2"},        {"qwen3"},     {"phi3"},      {"granite"},
+    {"gemma"},     {"gemma2"},            {"gemma3_text", 131072},          {"qwen2_moe"}, {"qwen3_moe"},
+    {"mixtral"},   {"minimax_m2"},        {"qwen3_vl_text"}, {"qwen3_vl_moe_text"}, {"cohere"},    {"cohere2"},
+    {"olmo2"},     {"olmo3"},             {"exaone4"},       {"ministral3"}, {"qwen2_vl"},  {"qwen2_5_vl"}, {"mimo"},
+    {"seed_oss"},  {"hunyuan_v1_dense"}, {"hunyuan_v1_moe"}, {"phimoe"}, {"ernie4_5"}, {"ernie4_5_moe"}};
+constexpr std::string_view kArchitectures[] = {
+    "LlamaForCausalLM",   "LLaMAForCausalLM",     "MistralForCausalLM",    "Qwen2ForCausalLM",
+    "Qwen3ForCausalLM",   "Phi3ForCausalLM",      "GraniteForCausalLM",    "GemmaForCausalLM",
+    "Gemma2ForCausalLM",  "Gemma3ForCausalLM",    "Gemma3ForConditionalGeneration", "Qwen2MoeForCausalLM",
+    "Qwen3MoeForCausalLM", "MixtralForCausalLM",  "MiniMaxM2ForCausalLM",  "Qwen3VLForConditionalGeneration",
+    "Qwen3VLMoeForConditionalGeneration",         "Mistral3ForConditionalGeneration", "CohereForCausalLM",
+    "Cohere2ForCausalLM", "Olmo2ForCausalLM",     "Olmo3ForCausalLM",      "Exaone4ForCausalLM",
+    "Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "MiMoForCausalLM",
+    "SeedOssForCausalLM", "HunYuanDenseV1ForCausalLM", "HunYuanMoEV1ForCausalLM", "PhiMoEForCausalLM",
+    "Ernie4_5ForCausalLM", "Ernie4_5_MoeForCausalLM",
+    // EAGLE draft heads (speculative-decoding models of vLLM's registry; eagle_head.cpp).
+    "EagleLlamaForCausalLM", "Eagle3LlamaForCausalLM", "LlamaForCausalLMEagle3", "PeagleLlamaForCausalLM",
+    "PEagleDraftModel", "Eagle3MiniMaxM2ForCausalLM", "Eagle3Qwen2_5vlForCausalLM", "Eagle3Qwen3vlForCausalLM"};
+constexpr ReviewedConfigKey kReviewedKeys[] = {
+    {"max_window_layers", "", "used by vLLM only with use_sliding_window, which the parser reads"},
+    {"qkv_bias", "", "not read by vLLM's Qwen3-MoE (its biases follow attention_bias)"},
+    {"input_jitter_noise", "", "PhiMoE's training-time input noise"},
+    {"attention_out_bias", "false", "Seed-OSS: o_proj without bias, as seed_oss.py builds it"},
+    {"use_qk_norm", "true", "the family builds q/k norms whatever the key says"},
+    {"sliding_window_size", "", "Gemma 2's alias of sliding_window, which the parser reads"},
+    {"sliding_window_pattern", "\"LLLG\"", "EXAONE 4's pattern, shipped with the layer_types the parser reads"},
+    {"vision_feature_layer", "-1", "every vision layer is kept (vLLM drops the layers after another one)"},
+    {"use_routing_bias", "true", "MiniMax-M2's score-correction bias, which the parser adds"},
+    {"qk_norm_type", "\"per_layer\"", "MiniMax-M2's q/k norms over all heads, which the parser builds"},
+    {"use_mtp", "", "MTP modules are loaded only with speculative decoding"},
+    {"num_mtp_modules", "", "MTP modules are loaded only with speculative decoding"},
+    {"mtp_transformer_layers", "", "MTP modules are loaded only with speculative decoding"},
+    {"use_mrope", "false", "MiMo: plain RoPE"},
+};
+
+}  // namespace
+
+const Family& family_llama() {
+  static constexpr Family kFamily{.name = "llama",
+                                  .model_types = kModelTypes,
+                                  .architectures = kArchitectures,
+                                  .reviewed_keys = kReviewedKeys,
+                                  .parse = parse_llama};
+  return kFamily;
 }
 
 }  // namespace gpubudget::detail

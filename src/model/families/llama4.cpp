@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "model/blocks.h"
+#include "model/families.h"
 #include "model/hparams.h"
 #include "gpubudget/error.h"
 
@@ -50,6 +51,28 @@ void parse_llama4(const ParseContext& c, ModelSpec& model) {
   }
   model.final_norms.push_back({"model.norm", Component::kNorms, H, dt});
   add_rotary_caches(t, model, d, dt, 0);
+}
+
+
+namespace {
+
+// The family: the model types and vLLM architectures it reads, and the config keys of theirs without
+// an effect on memory (model/families.h).
+constexpr ModelType kModelTypes[] = {{"llama4_text"}};
+constexpr std::string_view kArchitectures[] = {"Llama4ForCausalLM", "Llama4ForConditionalGeneration"};
+constexpr ReviewedConfigKey kReviewedKeys[] = {
+    {"use_qk_norm", "", "an L2 norm without weights (llama4.py: RMSNorm(has_weight=False))"},
+};
+
+}  // namespace
+
+const Family& family_llama4() {
+  static constexpr Family kFamily{.name = "llama4",
+                                  .model_types = kModelTypes,
+                                  .architectures = kArchitectures,
+                                  .reviewed_keys = kReviewedKeys,
+                                  .parse = parse_llama4};
+  return kFamily;
 }
 
 }  // namespace gpubudget::detail

@@ -10,6 +10,7 @@
 
 #include "gpubudget/error.h"
 #include "model/blocks.h"
+#include "model/families.h"
 #include "model/hparams.h"
 
 namespace gpubudget::detail {
@@ -106,6 +107,34 @@ void parse_nemotron_h(const ParseContext& c, ModelSpec& model) {
   }
   model.final_norms.push_back({"backbone.norm_f", Component::kNorms, H, dt});
   model.embedding_name = "backbone.embeddings";
+}
+
+
+namespace {
+
+// The family: the model types and vLLM architectures it reads, and the config keys of theirs without
+// an effect on memory (model/families.h).
+constexpr ModelType kModelTypes[] = {{"nemotron_h"}};
+constexpr std::string_view kArchitectures[] = {"NemotronHForCausalLM"};
+constexpr ReviewedConfigKey kReviewedKeys[] = {
+    {"attention_bias", "false", "no attention bias"},
+    {"sliding_window", "null", "no sliding window"},
+    {"n_shared_experts", "1", "one shared expert of moe_shared_expert_intermediate_size"},
+    {"partial_rotary_factor", "1.0", "full rotary width"},
+    {"expand", "", "the Mamba width is mamba_num_heads x mamba_head_dim, read"},
+    {"mtp_layers_block_type", "", "MTP layers are loaded only with speculative decoding"},
+    {"moe_shared_expert_overlap", "", "whether the shared expert runs overlapped (compute)"},
+};
+
+}  // namespace
+
+const Family& family_nemotron_h() {
+  static constexpr Family kFamily{.name = "nemotron_h",
+                                  .model_types = kModelTypes,
+                                  .architectures = kArchitectures,
+                                  .reviewed_keys = kReviewedKeys,
+                                  .parse = parse_nemotron_h};
+  return kFamily;
 }
 
 }  // namespace gpubudget::detail

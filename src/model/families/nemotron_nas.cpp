@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "model/blocks.h"
+#include "model/families.h"
 #include "model/hparams.h"
 
 namespace gpubudget::detail {
@@ -72,6 +73,26 @@ void parse_nemotron_nas(const ParseContext& c, ModelSpec& model) {
   }
   model.final_norms.push_back({"model.norm", Component::kNorms, H, dt});
   add_rotary_caches(t, model, d, dt, 0);
+}
+
+
+namespace {
+
+// The family: the model types and vLLM architectures it reads, and the config keys of theirs without
+// an effect on memory (model/families.h).
+constexpr ModelType kModelTypes[] = {{"nemotron-nas"}};
+constexpr std::string_view kArchitectures[] = {"DeciLMForCausalLM"};
+constexpr std::span<const ReviewedConfigKey> kReviewedKeys = {};
+
+}  // namespace
+
+const Family& family_nemotron_nas() {
+  static constexpr Family kFamily{.name = "nemotron_nas",
+                                  .model_types = kModelTypes,
+                                  .architectures = kArchitectures,
+                                  .reviewed_keys = kReviewedKeys,
+                                  .parse = parse_nemotron_nas};
+  return kFamily;
 }
 
 }  // namespace gpubudget::detail

@@ -5,6 +5,7 @@
 
 #include "gpubudget/error.h"
 #include "model/blocks.h"
+#include "model/families.h"
 #include "model/hparams.h"
 
 namespace gpubudget::detail {
@@ -117,6 +118,35 @@ void parse_qwen3_next(const ParseContext& c, ModelSpec& model) {
   }
   const double partial = partial_rotary_factor(t, 1.0);
   add_rotary_caches(t, model, static_cast<std::int64_t>(static_cast<double>(d) * partial), dt, 0);
+}
+
+
+namespace {
+
+// The family: the model types and vLLM architectures it reads, and the config keys of theirs without
+// an effect on memory (model/families.h).
+constexpr ModelType kModelTypes[] = {{"qwen3_next"}, {"qwen3_5_text"}, {"qwen3_5_moe_text"}};
+constexpr std::string_view kArchitectures[] = {
+    "Qwen3NextForCausalLM", "Qwen3_5ForCausalLM", "Qwen3_5MoeForCausalLM", "Qwen3_5ForConditionalGeneration",
+    "Qwen3_5MoeForConditionalGeneration"};
+constexpr ReviewedConfigKey kReviewedKeys[] = {
+    {"use_sliding_window", "false", "no sliding window"},
+    {"attention_bias", "false", "no attention bias"},
+    {"attn_output_gate", "true", "the parser builds the gated query projection"},
+    {"full_attention_interval", "", "the layer types are read from layer_types"},
+    {"mtp_use_dedicated_embeddings", "", "MTP layers are loaded only with speculative decoding"},
+    {"output_gate_type", "\"swish\"", "the gate's activation"},
+};
+
+}  // namespace
+
+const Family& family_qwen3_next() {
+  static constexpr Family kFamily{.name = "qwen3_next",
+                                  .model_types = kModelTypes,
+                                  .architectures = kArchitectures,
+                                  .reviewed_keys = kReviewedKeys,
+                                  .parse = parse_qwen3_next};
+  return kFamily;
 }
 
 }  // namespace gpubudget::detail

@@ -11,6 +11,7 @@
 
 #include "gpubudget/error.h"
 #include "model/blocks.h"
+#include "model/families.h"
 #include "model/hparams.h"
 
 namespace gpubudget::detail {
@@ -170,6 +171,38 @@ void parse_step3p5(const ParseContext& c, ModelSpec& model) {
     model.buffers.push_back({fmt::format("rotary_emb[{}].cos_sin_cache", k), Component::kBuffers,
                              positions * ropes[k].dim, dt});
   }
+}
+
+
+namespace {
+
+// The family: the model types and vLLM architectures it reads, and the config keys of theirs without
+// an effect on memory (model/families.h).
+constexpr ModelType kModelTypes[] = {{"step3p5"}};
+constexpr std::string_view kArchitectures[] = {"Step3p5ForCausalLM"};
+constexpr ReviewedConfigKey kReviewedKeys[] = {
+    {"use_qk_norm", "true", "vLLM builds q_norm and k_norm in every layer"},
+    {"moe_layer_offset", "", "vLLM places MoE layers by moe_layers_enum, read"},
+    {"moe_every_n_layer", "", "vLLM places MoE layers by moe_layers_enum, read"},
+    {"norm_expert_weight", "", "expert weight normalisation (routing)"},
+    {"moe_router_activation", "", "router activation (routing)"},
+    {"moe_router_scaling_factor", "", "routed scaling (routing)"},
+    {"sink", "false", "no attention sinks"},
+    {"use_rope_layers", "", "which layers apply RoPE (the cache is built either way)"},
+    {"swiglu_limits", "", "activation clamp (numerics)"},
+    {"swiglu_limits_shared", "", "activation clamp of the shared expert (numerics)"},
+    {"zero_centered", "true", "GemmaRMSNorm: same weight shape"},
+};
+
+}  // namespace
+
+const Family& family_step3p5() {
+  static constexpr Family kFamily{.name = "step3p5",
+                                  .model_types = kModelTypes,
+                                  .architectures = kArchitectures,
+                                  .reviewed_keys = kReviewedKeys,
+                                  .parse = parse_step3p5};
+  return kFamily;
 }
 
 }  // namespace gpubudget::detail
