@@ -62,6 +62,7 @@ set(gpubudget_portable_sources
   solve/plan.cpp
   solve/remedies.cpp
   solve/sweep.cpp
+  solve/vllm_text.cpp
   solve/weights_report.cpp)
 set(gpubudget_native_sources
   checkpoint/safetensors.cpp

@@ -177,14 +177,4 @@ std::vector<Explanation> explain_fit(const ModelSpec& model, const std::vector<G
                                      const Deployment& deployment, const VllmProfile& profile,
                                      const FitResult& result);
 
-// vLLM's GiB rendering in its messages: "%.2f" or format_gib (round to 2 decimals, trailing zeros
-// dropped: "17.16", "12.3"). Exact binary ties round to even, as in Python (7.125 GiB → "7.12").
-std::string format_vllm_gib(Bytes b, bool fixed_two_decimals);
-// Python's "%.2f" / round(x, 2) digits of `value`: the exact binary value correctly rounded, ties to even.
-std::string format_two_decimals(double value);
-
-// vLLM's own maximum for the judged length check: "User-specified max_model_len (X) is greater
-// than the derived max_model_len" unless X ≤ derived.
-void check_max_model_len(const ModelSpec& model, std::int64_t requested);
-
 }  // namespace gpubudget

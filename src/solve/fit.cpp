@@ -16,6 +16,7 @@
 #include "memory/all2all_buffers.h"
 #include "memory/cuda_graph_choice.h"
 #include "memory/kv_settings.h"
+#include "solve/vllm_text.h"
 
 namespace gpubudget {
 
@@ -81,17 +82,10 @@ std::string vllm_error_text(const FitResult& r, Bytes needed, Bytes available, c
 
 }  // namespace
 
-std::string format_vllm_gib(Bytes b, bool fixed_two_decimals) {
-  // "%.2f" and Python's round(x, 2) both round the exact binary value, exact ties to even; so does fmt.
-  std::string text = format_two_decimals(to_gib(b));
-  if (fixed_two_decimals) return text;
-  while (text.back() == '0') text.pop_back();
-  if (text.back() == '.') text += '0';
-  return text;
-}
+namespace {
 
-std::string format_two_decimals(double value) { return fmt::format("{:.2f}", value); }
-
+// vLLM's own maximum for the judged length check: "User-specified max_model_len (X) is greater
+// than the derived max_model_len" unless X ≤ derived.
 void check_max_model_len(const ModelSpec& model, std::int64_t requested) {
   if (requested < 1) {
     throw InputError(fmt::format("--max-model-len: expected a positive length, `auto` or -1, got {}", requested));
@@ -103,6 +97,8 @@ void check_max_model_len(const ModelSpec& model, std::int64_t requested) {
         requested, model.derived_max_model_len_source, model.derived_max_model_len, model.source));
   }
 }
+
+}  // namespace
 
 namespace {
 
@@ -213,25 +209,48 @@ FitResult fit(const ModelSpec& checkpoint, const GpuSpec& gpu, const Deployment&
              d, profile);
 }
 
-FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpus, const Deployment& d,
-              const VllmProfile& profile, FitMemo* memo) {
+namespace {
+
+// What one fit reads: the checkpoint and the model as the deployment makes vLLM build it, the GPU of
+// every pipeline stage, the deployment and the version's rules.
+struct FitInputs {
+  const ModelSpec& checkpoint;
+  const ModelSpec& model;  // model_as_served(checkpoint), or the checkpoint itself
+  const std::vector<GpuSpec>& stage_gpus;
+  const Deployment& d;
+  const VllmProfile& profile;
+  FitMemo* memo;  // null, or a memo of `model`
+  // The engine's choices (attention backend, scheduler defaults) are made on the first stage's GPU.
+  [[nodiscard]] const GpuSpec& gpu() const { return stage_gpus.front(); }
+  [[nodiscard]] const GpuSpec& gpu_of(std::int64_t stage) const {
+    return stage_gpus.size() == 1 ? stage_gpus.front() : stage_gpus[static_cast<std::size_t>(stage)];
+  }
+};
+
+// The engine's decisions beyond the KV cache's that the workers' budgets need.
+struct EngineChoices {
+  detail::KvDecisions kv;
+  detail::CudaGraphChoice graphs;
+  detail::All2AllBuffers all2all;
+};
+
+// Phase 1: what vLLM refuses before it builds anything (InputError).
+void check_request(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpus, const Deployment& d) {
   check_deployment_limits(d);
   check_servable_alone(checkpoint);
   if (stage_gpus.empty() || (stage_gpus.size() != 1 && static_cast<std::int64_t>(stage_gpus.size()) != d.pipeline_parallel_size)) {
     throw InputError(fmt::format("--gpu: {} GPU presets for --pipeline-parallel-size {}; give one, or one per stage",
                                  stage_gpus.size(), d.pipeline_parallel_size));
   }
-  auto gpu_of = [&](std::int64_t stage) -> const GpuSpec& {
-    return stage_gpus.size() == 1 ? stage_gpus.front() : stage_gpus[static_cast<std::size_t>(stage)];
-  };
-  // The engine's choices (attention backend, scheduler defaults) are made on the first stage's GPU.
-  const GpuSpec& gpu = stage_gpus.front();
-  // --dtype, online --quantization, the vision tower's mode and the drafter rebuild the model.
-  const bool converts = deployment_rebuilds_model(d);
-  const ModelSpec converted = converts ? model_as_served(checkpoint, d, profile.speculative) : ModelSpec{};
-  const ModelSpec& model = converts ? converted : checkpoint;
-  if (memo != nullptr && &memo->model() != &model) memo = nullptr;
-  FitResult r;
+}
+
+// Phase 2: the utilization, the judged length, the scheduler limits and the KV-cache decisions (dtype,
+// backend, block size, hybrid mode).
+detail::KvDecisions decide_engine(const FitInputs& in, FitResult& r) {
+  const Deployment& d = in.d;
+  const VllmProfile& profile = in.profile;
+  const ModelSpec& model = in.model;
+  const GpuSpec& gpu = in.gpu();
   r.gpu_memory_utilization = d.gpu_memory_utilization.value_or(profile.default_gpu_memory_utilization);
   if (!(r.gpu_memory_utilization > 0.0 && r.gpu_memory_utilization <= 1.0)) {
     throw InputError(fmt::format("--gpu-memory-utilization: expected a value in (0, 1], got {}",
@@ -253,7 +272,7 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
   r.scheduler = scheduler_limits(d, gpu, profile, r.judged_max_model_len);
 
   // The engine's KV decisions: dtype, backend, block size, hybrid mode and alignment.
-  const detail::KvDecisions kv = detail::decide_kv_cache(model, gpu, d, profile, r.scheduler.max_num_batched_tokens);
+  detail::KvDecisions kv = detail::decide_kv_cache(model, gpu, d, profile, r.scheduler.max_num_batched_tokens);
   r.kv_cache_dtype = kv.settings.dtype;
   r.attention_backend = kv.backend != nullptr ? kv.backend->name : "";
   r.block_size = kv.settings.block_size;
@@ -262,6 +281,17 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
   r.mamba_cache_mode = kv.mamba_cache_mode;
   r.hybrid_kv_cache_manager = kv.settings.hybrid_manager;
   r.mamba_dtypes = kv.mamba_dtypes;
+  return kv;
+}
+
+// Phase 3: the launch options' decisions (CUDA graphs, all-to-all buffers) and every caveat and start
+// blocker the deployment carries before any byte is counted.
+EngineChoices decide_launch(const FitInputs& in, detail::KvDecisions kv, FitResult& r) {
+  const Deployment& d = in.d;
+  const VllmProfile& profile = in.profile;
+  const ModelSpec& model = in.model;
+  const ModelSpec& checkpoint = in.checkpoint;
+  const GpuSpec& gpu = in.gpu();
   r.notes = kv.notes;
   r.warnings = kv.warnings;
   if (!profile.version_note.empty()) r.warnings.push_back(profile.version_note);
@@ -329,7 +359,20 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
     r.start_blocker = kv.start_blocker;
     r.warnings.push_back(r.start_blocker);
   }
+  return {std::move(kv), graphs, all2all};
+}
 
+// Phase 4: each pipeline stage's worker: requested memory, weights, overheads, the KV budget and layout.
+void budget_workers(const FitInputs& in, const EngineChoices& e, FitResult& r) {
+  const Deployment& d = in.d;
+  const VllmProfile& profile = in.profile;
+  const ModelSpec& model = in.model;
+  const GpuSpec& gpu = in.gpu();
+  FitMemo* memo = in.memo;
+  const auto& kv = e.kv;
+  const auto& graphs = e.graphs;
+  const auto& all2all = e.all2all;
+  const auto gpu_of = [&](std::int64_t stage) -> const GpuSpec& { return in.gpu_of(stage); };
   for (std::int64_t stage = 0; stage < d.pipeline_parallel_size; ++stage) {
     const GpuSpec& stage_gpu = gpu_of(stage);
     if (stage_gpu.memory.count() < 1 || stage_gpu.memory > kMaxGpuMemory) {
@@ -368,7 +411,12 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
     w.kv = make_kv_cache_layout(model, layout, kv.settings, kv.mamba_state_bytes);
     r.workers.push_back(std::move(w));
   }
+}
 
+// Phase 5: the prefetch offloader's slots, allocated outside vLLM's budget, against the unrequested memory.
+void check_prefetch_slots(const FitInputs& in, FitResult& r) {
+  const Deployment& d = in.d;
+  const auto gpu_of = [&](std::int64_t stage) -> const GpuSpec& { return in.gpu_of(stage); };
   for (const auto& w : r.workers) {
     if (w.weights.prefetch_buffers.count() == 0) continue;
     const Bytes headroom = gpu_of(w.pp_rank).memory - w.requested;
@@ -386,6 +434,13 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
       r.notes.push_back(what);
     }
   }
+}
+
+// Phase 6: the memory each worker's check compares against. Returns whether --num-gpu-blocks-override
+// fixes it (then the overheads' uncertainty moves nothing).
+bool set_check_memory(const FitInputs& in, FitResult& r) {
+  const Deployment& d = in.d;
+  const VllmProfile& profile = in.profile;
   // What the memory check and the length search compare against: the profiled memory, or (0.21+) the
   // capacity --num-gpu-blocks-override fixes; before 0.16 the smallest worker's, for all of them.
   const bool override_sets_memory =
@@ -398,7 +453,11 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
     for (const auto& w : r.workers) smallest = std::min(smallest, w.check_memory);
     for (auto& w : r.workers) w.check_memory = smallest;
   }
+  return override_sets_memory;
+}
 
+// Phase 7: the lengths: --max-model-len auto, then each worker's blocks, need and largest length.
+void fit_lengths(const Deployment& d, FitResult& r) {
   // --max-model-len auto (_auto_fit_max_model_len): the largest length every worker fits, capped at the
   // derived maximum; vLLM then judges that length.
   if (d.max_model_len_auto) {
@@ -420,7 +479,13 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
     w.needed = w.kv.needed(r.judged_max_model_len);
     w.max_model_len = largest_fitting_length(w.kv, w.check_memory, r.judged_max_model_len);
   }
+}
 
+// Phase 8: the binding worker (vLLM takes the minimum over workers), the length range from the
+// overheads' uncertainty, and the verdict.
+void bind(const FitInputs& in, bool override_sets_memory, FitResult& r) {
+  const Deployment& d = in.d;
+  const ModelSpec& model = in.model;
   // vLLM takes the minimum over workers for both the block count and the fitted length.
   r.binding = 0;
   r.num_blocks = r.workers.front().num_blocks;
@@ -457,7 +522,13 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
     r.kv_fits = r.kv_fits && w.needed <= w.check_memory && w.check_memory.count() > 0;
   }
   r.fits = r.kv_fits && r.vllm_would_start;
+}
 
+// Phase 9: what vLLM reports (concurrency, KV tokens) and the error it would raise.
+void report(const FitInputs& in, FitResult& r) {
+  const Deployment& d = in.d;
+  const VllmProfile& profile = in.profile;
+  const WorkerBudget& bw = r.binding_worker();
   // _report_kv_cache_config (the first worker's line is the one logged first): concurrency =
   // num_blocks / blocks per request of length M.
   const KvCacheLayout& reported = r.workers.front().kv;
@@ -479,6 +550,27 @@ FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpu
   } else if (bw.kv.grouping != KvGrouping::kEmpty) {
     r.vllm_error = vllm_error_text(r, bw.needed, bw.check_memory, profile.messages);
   }
+}
+
+}  // namespace
+
+FitResult fit(const ModelSpec& checkpoint, const std::vector<GpuSpec>& stage_gpus, const Deployment& d,
+              const VllmProfile& profile, FitMemo* memo) {
+  check_request(checkpoint, stage_gpus, d);
+  // --dtype, online --quantization, the vision tower's mode and the drafter rebuild the model.
+  const bool converts = deployment_rebuilds_model(d);
+  const ModelSpec converted = converts ? model_as_served(checkpoint, d, profile.speculative) : ModelSpec{};
+  const ModelSpec& model = converts ? converted : checkpoint;
+  if (memo != nullptr && &memo->model() != &model) memo = nullptr;
+  const FitInputs in{checkpoint, model, stage_gpus, d, profile, memo};
+  FitResult r;
+  const EngineChoices choices = decide_launch(in, decide_engine(in, r), r);
+  budget_workers(in, choices, r);
+  check_prefetch_slots(in, r);
+  const bool override_sets_memory = set_check_memory(in, r);
+  fit_lengths(d, r);
+  bind(in, override_sets_memory, r);
+  report(in, r);
   return r;
 }
 

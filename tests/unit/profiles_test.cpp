@@ -6,6 +6,7 @@
 
 #include "gpubudget/error.h"
 #include "gpubudget/fit.h"
+#include "solve/vllm_text.h"
 #include "test_support.h"
 
 namespace gpubudget {

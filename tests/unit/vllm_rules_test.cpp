@@ -7,6 +7,7 @@
 
 #include "gpubudget/error.h"
 #include "gpubudget/fit.h"
+#include "solve/vllm_text.h"
 #include "gpubudget/weights.h"
 #include "test_support.h"
 
