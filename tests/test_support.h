@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include "gpubudget/error.h"
 #include "gpubudget/load.h"
@@ -30,16 +31,28 @@ inline Bytes component(const WeightsBreakdown& w, Component c) {
   return Bytes(0);
 }
 
-// Expects `action` to throw InputError whose message contains `substring` (the type and the text).
-template <class Action>
-void expect_input_error(Action&& action, const std::string& substring) {
+// Expects `action` to throw an `Error` (InputError, ArgumentError, ...) whose message contains
+// `substring` (the type and the text).
+template <class Error, class Action>
+void expect_error(Action&& action, const std::string& substring) {
   try {
     action();
-    ADD_FAILURE() << "no InputError; expected one containing: " << substring;
-  } catch (const InputError& e) {
+    ADD_FAILURE() << "no exception; expected one containing: " << substring;
+  } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find(substring), std::string::npos)
         << "message: " << e.what() << "\nexpected to contain: " << substring;
   }
+}
+
+template <class Action>
+void expect_input_error(Action&& action, const std::string& substring) {
+  expect_error<InputError>(std::forward<Action>(action), substring);
+}
+
+// An error in a launch argument itself (the CLI's exit 2).
+template <class Action>
+void expect_argument_error(Action&& action, const std::string& substring) {
+  expect_error<ArgumentError>(std::forward<Action>(action), substring);
 }
 
 }  // namespace gpubudget::test

@@ -1,3 +1,4 @@
+#include "test_support.h"
 #include "gpubudget/argument_values.h"
 
 #include <gtest/gtest.h>
@@ -15,9 +16,9 @@ TEST(HumanInt, VllmSuffixes) {
   EXPECT_EQ(parse_human_int("f", "1.5k"), 1500);
   EXPECT_EQ(parse_human_int("f", "2M"), 2 * 1048576);
   EXPECT_EQ(parse_human_int("f", "1g"), 1000000000);
-  EXPECT_THROW(parse_human_int("f", "1.5K"), cli::UsageError);
-  EXPECT_THROW(parse_human_int("f", "abc"), cli::UsageError);
-  EXPECT_THROW(parse_human_int("f", ""), cli::UsageError);
+  test::expect_argument_error([&] { (void)(parse_human_int("f", "1.5K")); }, "f: invalid value \"1.5K\" (expected no decimals with a binary suffix)");
+  test::expect_argument_error([&] { (void)(parse_human_int("f", "abc")); }, "f: invalid value \"abc\"");
+  test::expect_argument_error([&] { (void)(parse_human_int("f", "")); }, "f: invalid value \"\"");
 }
 
 TEST(MaxModelLen, AutoAndMinusOne) {
@@ -27,7 +28,7 @@ TEST(MaxModelLen, AutoAndMinusOne) {
   EXPECT_TRUE(parse_max_model_len("-1").auto_fit);
   EXPECT_FALSE(parse_max_model_len("-1").length.has_value());
   EXPECT_EQ(parse_max_model_len("128k").length, 128000);
-  EXPECT_THROW(parse_max_model_len("0"), cli::UsageError);
+  test::expect_argument_error([&] { (void)(parse_max_model_len("0")); }, "--max-model-len: invalid value \"0\"");
 }
 
 TEST(MemorySize, BinaryAndDecimalUnitsAreDistinct) {
@@ -35,7 +36,7 @@ TEST(MemorySize, BinaryAndDecimalUnitsAreDistinct) {
   EXPECT_EQ(parse_memory_size("f", "80GB"), 80'000'000'000LL);
   EXPECT_EQ(parse_memory_size("f", "97887MiB"), 97887LL * 1048576);
   EXPECT_EQ(parse_memory_size("f", "1000"), 1000);
-  EXPECT_THROW(parse_memory_size("f", "96 potatoes"), cli::UsageError);
+  test::expect_argument_error([&] { (void)(parse_memory_size("f", "96 potatoes")); }, "f: invalid value \"96 potatoes\"");
 }
 
 TEST(ShortFlags, VllmMultiLetterShortFormsExpand) {

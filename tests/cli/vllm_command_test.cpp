@@ -78,8 +78,7 @@ TEST(VllmCommand, SpeculativeShorthandsAreSpeculativeConfigKeys) {
             (Words{"m", "--speculative-config", R"({"method":"mtp","num_speculative_tokens":2})"}));
   EXPECT_EQ(translate({"vllm", "serve", "m", "-sc", R"({"method": "ngram"})", "--spec-tokens=4"}).flags,
             (Words{"m", "--speculative-config", R"({"method":"ngram","num_speculative_tokens":4})"}));
-  EXPECT_THROW((void)translate({"vllm", "serve", "m", "-sc", R"({"method": "mtp"})", "--spec-method", "ngram"}),
-               UsageError);
+  test::expect_argument_error([&] { (void)(translate({"vllm", "serve", "m", "-sc", R"({"method": "mtp"})", "--spec-method", "ngram"})); }, "--spec-method and --speculative-config['method'] are mutually exclusive");
 }
 
 // Environment variables: the ones gpubudget models are passed on (--vllm-env), those that change memory
@@ -126,17 +125,15 @@ TEST(VllmCommand, CacheFlagsAreModelled) {
 
 // Found by fuzzing: a float here was converted to an integer (undefined behaviour).
 TEST(VllmCommand, EplbRedundantExpertsMustBeAnInteger) {
-  EXPECT_THROW(translate({"vllm", "serve", "m", "--eplb-config", "{\"num_redundant_experts\": 2e52}"}),
-               cli::UsageError);
-  EXPECT_THROW(translate({"vllm", "serve", "m", "--eplb-config", "{\"num_redundant_experts\": -1}"}),
-               cli::UsageError);
+  test::expect_argument_error([&] { (void)(translate({"vllm", "serve", "m", "--eplb-config", "{\"num_redundant_experts\": 2e52}"})); }, "num_redundant_experts must be an integer in [0, 1000000], got 2e+52");
+  test::expect_argument_error([&] { (void)(translate({"vllm", "serve", "m", "--eplb-config", "{\"num_redundant_experts\": -1}"})); }, "num_redundant_experts must be an integer in [0, 1000000], got -1");
   EXPECT_NO_THROW(translate({"vllm", "serve", "m", "--eplb-config", "[1, 2]"}));
 }
 
 TEST(VllmCommand, NotAServerCommandIsAUsageError) {
-  EXPECT_THROW(translate({"sglang", "serve", "x"}), cli::UsageError);
-  EXPECT_THROW(translate({"vllm", "serve"}), cli::UsageError);
-  EXPECT_THROW(translate({"vllm", "serve", "m", "--max-model-len"}), cli::UsageError);
+  test::expect_argument_error([&] { (void)(translate({"sglang", "serve", "x"})); }, "expected `vllm serve MODEL ...`");
+  test::expect_argument_error([&] { (void)(translate({"vllm", "serve"})); }, "no model (vllm serve MODEL or --model MODEL)");
+  test::expect_argument_error([&] { (void)(translate({"vllm", "serve", "m", "--max-model-len"})); }, "--max-model-len needs a value");
 }
 
 }  // namespace

@@ -53,14 +53,14 @@ TEST(Calibrate, FitsTheSamplerCoefficientFromTheLoggedPeaks) {
 }
 
 TEST(Calibrate, AProfileWithoutACalibrationBlockIsRefused) {
-  EXPECT_THROW(calibrate_profile({}, R"({"overheads": {}})", "p.json"), InputError);
-  EXPECT_THROW(calibrate_profile({}, "{", "p.json"), InputError);
+  test::expect_input_error([&] { (void)(calibrate_profile({}, R"({"overheads": {}})", "p.json")); }, "p.json:/schema_version");
+  test::expect_input_error([&] { (void)(calibrate_profile({}, "{", "p.json")); }, "p.json: malformed JSON");
 }
 
 TEST(Calibrate, FitAcceptsAProfileFile) {
   const auto profile = load_vllm_profile_file((test::configs().root / "vllm" / "0.17.json").string());
   EXPECT_EQ(profile.version, "0.17");
-  EXPECT_THROW(load_vllm_profile_file("/nonexistent/profile.json"), InputError);
+  test::expect_input_error([&] { (void)(load_vllm_profile_file("/nonexistent/profile.json")); }, "/nonexistent/profile.json: no such profile file");
 }
 
 }  // namespace

@@ -116,20 +116,20 @@ TEST(DeepseekV4, WhatVllmRefuses) {
   EXPECT_FALSE(sm120.vllm_would_start);
   EXPECT_NE(sm120.start_blocker.find("DEEPSEEK_V4_FLASHMLA_SPARSE"), std::string::npos);
   // o_groups 8: TP 16 leaves a rank no whole output group.
-  EXPECT_THROW(fit_on(flash(), "h100", fp8_kv(16)), InputError);
+  test::expect_input_error([&] { (void)(fit_on(flash(), "h100", fp8_kv(16))); }, "--tensor-parallel-size 16 does not divide them");
   // Before vLLM 0.20 there is no DeepSeek-V4.
-  EXPECT_THROW(fit_on(flash(), "h100", fp8_kv(8), "0.19"), InputError);
+  test::expect_input_error([&] { (void)(fit_on(flash(), "h100", fp8_kv(8), "0.19")); }, "DeepseekV4ForCausalLM: vLLM 0.19 has no implementation of it");
   EXPECT_NO_THROW(fit_on(flash(), "h100", fp8_kv(8), "0.20"));
   // Not modelled: other block sizes, pipeline stages, DCP (SlidingWindowSpec asserts dcp == 1).
   Deployment block = fp8_kv(8);
   block.block_size = 64;
-  EXPECT_THROW(fit_on(flash(), "h100", block), InputError);
+  test::expect_input_error([&] { (void)(fit_on(flash(), "h100", block)); }, "--block-size 64: DeepseekV4ForCausalLM's caches are laid out for 256-token blocks");
   Deployment pp = fp8_kv(4);
   pp.pipeline_parallel_size = 2;
-  EXPECT_THROW(fit_on(flash(), "h100", pp), InputError);
+  test::expect_input_error([&] { (void)(fit_on(flash(), "h100", pp)); }, "DeepseekV4ForCausalLM with --pipeline-parallel-size 2");
   Deployment dcp = fp8_kv(8);
   dcp.decode_context_parallel_size = 2;
-  EXPECT_THROW(fit_on(flash(), "h100", dcp), InputError);
+  test::expect_input_error([&] { (void)(fit_on(flash(), "h100", dcp)); }, "--decode-context-parallel-size 2: layer 0 has sliding-window attention");
 }
 
 // The profile run reserves the largest of the prefill gather 4096 x (cdiv(L, 4) + 128 + B) and the

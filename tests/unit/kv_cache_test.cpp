@@ -85,7 +85,7 @@ TEST(KvDtype, ResolutionFollowsVllm) {
   const ModelSpec llama = test::bundled("meta-llama/Llama-3.1-8B");
   EXPECT_EQ(resolve_kv_cache_dtype(llama, KvCacheDtypeChoice::kAuto).name, "bfloat16");
   EXPECT_EQ(resolve_kv_cache_dtype(llama, KvCacheDtypeChoice::kFp8).element_bytes, 1);
-  EXPECT_THROW(parse_kv_cache_dtype_choice("int3"), InputError);
+  test::expect_input_error([&] { (void)(parse_kv_cache_dtype_choice("int3")); }, "--kv-cache-dtype: unsupported value \"int3\"");
   // compressed-tensors kv_cache_scheme → vLLM's Attention turns auto into fp8.
   ModelSpec ct = llama;
   ct.quantization.method = "compressed-tensors";

@@ -78,7 +78,13 @@ TEST(ModuleNameRegex, PythonOnlySyntaxIsReadAsPythonDoesOrRefused) {
 }
 
 TEST(ModuleNameRegex, AnUnbalancedPatternIsRefused) {
-  EXPECT_THROW((void)compile_module_name_regex("re:model.layers.(0|1", "model.layers.(0|1"), InputError);
+  // Built into both matchers' test binaries (RE2's and std::regex's), so without test_support.h.
+  try {
+    (void)compile_module_name_regex("re:model.layers.(0|1", "model.layers.(0|1");
+    ADD_FAILURE() << "an unbalanced pattern was compiled";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("quantization pattern \"re:model.layers.(0|1\" is not a regular expression gpubudget can read"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

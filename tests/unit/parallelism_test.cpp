@@ -74,7 +74,7 @@ TEST(Pipeline, HeterogeneousStagesEachUseTheirOwnGpu) {
             static_cast<std::int64_t>(std::ceil(static_cast<double>(small.memory.count()) * 0.92)));
   EXPECT_EQ(r.workers[1].requested.count(),
             static_cast<std::int64_t>(std::ceil(static_cast<double>(big.memory.count()) * 0.92)));
-  EXPECT_THROW(fit(m, std::vector<GpuSpec>{small, big, big}, d, load_vllm_profile("", test::configs())), InputError);
+  test::expect_input_error([&] { (void)(fit(m, std::vector<GpuSpec>{small, big, big}, d, load_vllm_profile("", test::configs()))); }, "--gpu: 3 GPU presets for --pipeline-parallel-size 2");
 }
 
 TEST(ExpertParallel, RedundantExpertsAddWholeExpertsPerRank) {
@@ -88,7 +88,7 @@ TEST(ExpertParallel, RedundantExpertsAddWholeExpertsPerRank) {
   const Bytes more = component(weights_per_gpu(m, make_parallel_layout(m, d, 0)), Component::kRoutedExperts);
   EXPECT_EQ(more.count() * 32, base.count() * 36);
   d.enable_expert_parallel = false;
-  EXPECT_THROW(make_parallel_layout(m, d, 0), InputError);
+  test::expect_input_error([&] { (void)(make_parallel_layout(m, d, 0)); }, "--num-redundant-experts 32 needs --enable-expert-parallel");
 }
 
 TEST(DecodeContextParallel, DividesThePerRankKvNeedOfKimi) {
@@ -108,7 +108,7 @@ TEST(DecodeContextParallel, ImpossibleCombinationsSayWhy) {
   Deployment d;
   d.tensor_parallel_size = 8;
   d.decode_context_parallel_size = 3;
-  EXPECT_THROW(run("nvidia/Kimi-K2.5-NVFP4", "rtx-pro-6000", d), InputError);
+  test::expect_input_error([&] { (void)(run("nvidia/Kimi-K2.5-NVFP4", "rtx-pro-6000", d)); }, "--decode-context-parallel-size 3 must divide --tensor-parallel-size 8");
   // gpt-oss has sliding-window layers: vLLM asserts dcp == 1 for them.
   d.tensor_parallel_size = 2;
   d.decode_context_parallel_size = 2;
@@ -165,7 +165,7 @@ TEST(EntryPoint, TheOfflineLlmClassBatchesMoreTokens) {
   const FitResult a100 = run("meta-llama/Llama-3.1-8B", "a100-80gb", d);
   EXPECT_EQ(a100.scheduler.max_num_batched_tokens, 8192);
   EXPECT_EQ(a100.scheduler.max_num_seqs, 256);
-  EXPECT_THROW(parse_entry_point("python"), InputError);
+  test::expect_input_error([&] { (void)(parse_entry_point("python")); }, "--entry-point: unsupported value \"python\" (expected serve, llm)");
 }
 
 TEST(Uncertainty, TheLengthRangeComesFromTheOverheadsErrorBar) {
