@@ -284,6 +284,14 @@ struct ModelSpec {
   std::string architecture;  // config.json `architectures[0]`
   std::string model_type;    // language model `model_type`
   std::string family;        // parser that produced the spec ("deepseek_v2", "llama")
+  // Facts of vLLM's model class that the maths reads, set by the family parser from its model file, so
+  // that no computation tests an architecture's name:
+  // - the MoE router is built with the model's quant_config (Qwen3-MoE's gate since #25455), so online
+  //   quantization converts it; every other router is built with quant_config=None and keeps its dtype;
+  bool router_takes_quant_config = false;
+  // - the MXFP4 MoE layers pick their backend from gpt-oss's priority list (VllmProfile::mxfp4_moe_backends
+  //   entries with for_gpt_oss), not every other model's.
+  bool mxfp4_backends_of_gpt_oss = false;
   Dtype dtype = Dtype::kBFloat16;  // unquantized weight dtype (`torch_dtype` / `dtype`)
   std::int64_t hidden_size = 0;
   std::int64_t vocab_size = 0;
@@ -357,6 +365,8 @@ struct ModelSpec {
 // The attention mix in one word, for reports: "mla", "gqa", "mha", "mqa", with "+sliding",
 // "+chunked" or "+indexer" when some layers differ ("gqa+sliding").
 std::string attention_mix(const ModelSpec& model);
+// Whether a decoder layer of `model` is multi-head latent attention (DeepSeek's MLA).
+bool has_mla_attention(const ModelSpec& model);
 
 // Renames the layer's modules (linears, experts, replicated tensors) whose name starts with `from` to
 // start with `to` instead ("model.layers.0." -> "model.layers.32."); other names are kept.

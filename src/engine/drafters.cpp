@@ -133,7 +133,7 @@ namespace {
 // names it Eagle3{architecture}, and no EagleDeepseek* head is registered for EAGLE-1).
 void check_eagle_head(const ModelSpec& target, const ModelSpec& head, const Deployment& dep, const std::string& flag) {
   const bool eagle3 = dep.speculative.method == SpeculativeMethod::kEagle3;
-  if (head.family == "deepseek_v2") {
+  if (has_mla_attention(head)) {  // deepseek_eagle3.py: the MLA head (EAGLE-3 only)
     const auto refuse = [&](std::string_view why) {
       throw InputError(fmt::format("{}: {} ({}): {}", flag, head.source, head.architecture, why));
     };
@@ -169,7 +169,7 @@ Drafter eagle_drafter(const ModelSpec& target, const ModelSpec& checkpoint_head,
   const bool eagle3 = dep.speculative.method == SpeculativeMethod::kEagle3;
   const std::string flag = fmt::format("--speculative-config method {}", eagle3 ? "eagle3" : "eagle");
   check_eagle_head(target, checkpoint_head, dep, flag);
-  const bool mla_head = checkpoint_head.family == "deepseek_v2";
+  const bool mla_head = has_mla_attention(checkpoint_head);
   // The draft ModelConfig takes the target's dtype (SpeculativeConfig: dtype=target_model_config.dtype).
   const ModelSpec head = with_dtype(checkpoint_head, target.dtype);
   const EagleHeadConfig config = head.eagle_head.value_or(EagleHeadConfig{});
@@ -347,7 +347,7 @@ Drafter separate_draft_model(const ModelSpec& target, const ModelSpec& checkpoin
     throw InputError(fmt::format("{}: {}: {} is not modelled", flag, source, what));
   };
   if (checkpoint_draft.eagle_head) refuse("an EAGLE head as a draft_model (give method eagle or eagle3)");
-  if (checkpoint_draft.family == "generic") refuse("a draft model sized from its safetensors headers");
+  if (!checkpoint_draft.generic_assumptions.empty()) refuse("a draft model sized from its safetensors headers");
   if (checkpoint_draft.vision) refuse("a multimodal draft model");
   if (!checkpoint_draft.batched_token_buffers.empty() || !checkpoint_draft.profile_workspace.empty()) {
     refuse("a draft model with sparse-attention buffers");

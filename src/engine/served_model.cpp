@@ -18,15 +18,10 @@ namespace {
 // with one fp32 scale per module (per expert for w13 and for w2), no input scale. bitsandbytes
 // (BitsAndBytesModelLoader._unquantized_generator): NF4 of each rank's slice (QuantKind::kBnbNf4).
 // MoE routers are built with quant_config=None (ReplicatedLinear, GateLinear or nn.Linear) and stay in
-// their dtype, except Qwen3-MoE's gate, which takes the model's quant_config since #25455 (vLLM 0.11;
-// Qwen3-VL-MoE's text model reuses its block).
-constexpr std::string_view kQuantizedRouterArchitectures[] = {"Qwen3MoeForCausalLM",
-                                                              "Qwen3VLMoeForConditionalGeneration"};
-
+// their dtype, unless the parser says the model class passes its quant_config
+// (ModelSpec::router_takes_quant_config).
 void quantize_online(ModelSpec& m, OnlineQuantization method) {
-  const bool quantized_router =
-      std::find(std::begin(kQuantizedRouterArchitectures), std::end(kQuantizedRouterArchitectures), m.architecture) !=
-      std::end(kQuantizedRouterArchitectures);
+  const bool quantized_router = m.router_takes_quant_config;
   QuantFormat target;
   target.kind = method == OnlineQuantization::kBitsAndBytes ? QuantKind::kBnbNf4 : QuantKind::kFp8Tensor;
   auto convert = [&](QuantFormat& f) {

@@ -1,5 +1,7 @@
 #include "gpubudget/model_spec.h"
 
+#include <algorithm>
+
 namespace gpubudget {
 
 ModelSpec with_dtype(const ModelSpec& model, Dtype dtype) {
@@ -46,6 +48,11 @@ void rename_layer_modules(LayerSpec& layer, std::string_view from, std::string_v
   for (auto& l : layer.linears) rename(l.name);
   for (auto& e : layer.experts) rename(e.name);
   for (auto& r : layer.replicated) rename(r.name);
+}
+
+bool has_mla_attention(const ModelSpec& model) {
+  return std::any_of(model.layers.begin(), model.layers.end(),
+                     [](const LayerSpec& l) { return l.attention.kind == AttentionKind::kMla; });
 }
 
 std::string attention_mix(const ModelSpec& model) {

@@ -137,10 +137,9 @@ void add_launch_option_weights(WeightsBreakdown& weights, const ModelSpec& model
 
 ParallelLayout with_mxfp4_padding(ParallelLayout layout, const ModelSpec& model, const GpuSpec& gpu,
                                   const VllmProfile& profile) {
-  const bool gpt_oss = model.family == "gpt_oss";
   for (const auto& mx : profile.mxfp4_moe_backends) {
     const auto& ccs = mx.compute_capability_majors;
-    if (mx.for_gpt_oss == gpt_oss && std::find(ccs.begin(), ccs.end(), gpu.compute_capability_major) != ccs.end()) {
+    if (mx.for_gpt_oss == model.mxfp4_backends_of_gpt_oss && std::find(ccs.begin(), ccs.end(), gpu.compute_capability_major) != ccs.end()) {
       layout.mxfp4 = mx.packing;
       break;
     }

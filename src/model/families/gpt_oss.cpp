@@ -12,6 +12,8 @@ namespace gpubudget::detail {
 
 void parse_gpt_oss(const ParseContext& c, ModelSpec& model) {
   const JsonReader& t = c.text;
+  // Mxfp4MoEMethod picks gpt-oss's MXFP4 backends by its own priority list (mxfp4.py get_mxfp4_backend).
+  model.mxfp4_backends_of_gpt_oss = true;
   const CommonHparams hp = read_common_hparams(t);
   const std::int64_t H = hp.hidden_size, n = hp.num_attention_heads, kv = hp.num_key_value_heads, d = hp.head_dim,
                      I = hp.intermediate_size, L = hp.num_hidden_layers;

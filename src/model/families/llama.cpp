@@ -197,6 +197,10 @@ void parse_llama(const ParseContext& c, ModelSpec& model) {
   }
   const Traits& tr = *found;
   const JsonReader& t = c.text;
+  // Qwen3-MoE's gate takes the quant_config (qwen3_moe.py, #25455), and so does Qwen3-VL-MoE's, whose text
+  // model reuses the block; every other router here is built with quant_config=None.
+  model.router_takes_quant_config =
+      model.architecture == "Qwen3MoeForCausalLM" || model.architecture == "Qwen3VLMoeForConditionalGeneration";
   // Gemma3TextConfig's defaults (its published configs are sparse): 8 heads, 4 KV heads, head_dim 256.
   const bool gemma3 = model.model_type == "gemma3_text";
   const CommonHparams hp = read_common_hparams(
