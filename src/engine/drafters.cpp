@@ -147,9 +147,7 @@ void check_eagle_head(const ModelSpec& target, const ModelSpec& head, const Depl
     }
     if (head.sparse_attention) refuse("an EAGLE-3 head with DeepSeek sparse attention (an indexer) is not modelled");
     if (dep.mla_disabled) refuse("an MLA EAGLE-3 head with VLLM_MLA_DISABLE=1 is not modelled");
-    const bool target_mla = std::any_of(target.layers.begin(), target.layers.end(),
-                                        [](const LayerSpec& l) { return l.attention.kind == AttentionKind::kMla; });
-    if (!target_mla) refuse("an MLA head beside a target without MLA layers is not modelled");
+    if (!has_mla_attention(target)) refuse("an MLA head beside a target without MLA layers is not modelled");
   } else if (head.model_type != "llama") {
     throw InputError(fmt::format("{}: {} is a {} model (model_type \"{}\"); the EAGLE heads modelled are vLLM's Llama "
                                  "ones (llama_eagle.py, llama_eagle3.py: model_type llama) and the DeepSeek EAGLE-3 "

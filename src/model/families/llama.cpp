@@ -5,6 +5,7 @@
 // split with the heads. OLMo 2 / 3 (olmo2.py): post-norms only, q/k norms over the whole projection,
 // replicated. EXAONE 4 (exaone4.py): post-norms only, per-head-dim q/k norms.
 #include <algorithm>
+#include <array>
 
 #include <fmt/format.h>
 
@@ -45,11 +46,13 @@ std::vector<std::int64_t> per_layer_integers(const JsonReader& t, const std::str
 // What distinguishes the members of the family.
 struct Traits {
   std::string_view model_type;
-  bool qkv_bias;             // q/k/v biases regardless of attention_bias (Qwen2)
-  bool qk_norm;              // per-head q_norm / k_norm weights (Qwen3, Gemma 3)
-  int norms_per_layer;       // 2, or 4 with pre/post feed-forward norms (Gemma 2/3)
-  bool tie_default;          // tie_word_embeddings when the config does not say
-  MoeStyle moe;
+  // The config class's max_position_embeddings, for a sparse config that omits it (0: none).
+  std::int64_t default_max_position = 0;
+  bool qkv_bias = false;       // q/k/v biases regardless of attention_bias (Qwen2)
+  bool qk_norm = false;        // per-head q_norm / k_norm weights (Qwen3, Gemma 3)
+  int norms_per_layer = 2;     // 2, or 4 with pre/post feed-forward norms (Gemma 2/3)
+  bool tie_default = false;    // tie_word_embeddings when the config does not say
+  MoeStyle moe = MoeStyle::kDense;
   bool qk_norm_over_all_heads = false;  // MiniMax-M2: one norm over all heads, split over TP
   // Which norms each layer holds (checkpoint names below).
   enum class Norms { kPrePost, kSandwich, kPostOnly, kParallel } norms = Norms::kPrePost;
@@ -64,43 +67,44 @@ struct Traits {
 };
 
 constexpr Traits kTraits[] = {
-    {"llama", false, false, 2, false, MoeStyle::kDense},
-    {"mistral", false, false, 2, false, MoeStyle::kDense},
-    {"ministral3", false, false, 2, false, MoeStyle::kDense},  // Devstral 2 / Ministral 3: vLLM's MistralForCausalLM
-    {"qwen2", true, false, 2, false, MoeStyle::kDense},
-    {"qwen2_vl", true, false, 2, false, MoeStyle::kDense},     // Qwen2-VL's language model: Qwen2
-    {"qwen2_5_vl", true, false, 2, false, MoeStyle::kDense},   // Qwen2.5-VL's: Qwen2
-    {"mimo", true, false, 2, false, MoeStyle::kDense},         // MiMo (mimo.py): Qwen2, MTP layers skipped
-    {"qwen3", false, true, 2, false, MoeStyle::kDense},
-    {"phi3", false, false, 2, false, MoeStyle::kDense},
-    {"granite", false, false, 2, false, MoeStyle::kDense},
-    {"gemma", false, false, 2, true, MoeStyle::kDense},
-    {"gemma2", false, false, 4, true, MoeStyle::kDense},
-    {"gemma3_text", false, true, 4, true, MoeStyle::kDense},
-    {"qwen2_moe", true, false, 2, false, MoeStyle::kQwen},
-    {"qwen3_moe", false, true, 2, false, MoeStyle::kQwen},
-    {"mixtral", false, false, 2, false, MoeStyle::kMixtral},
-    {"minimax_m2", false, false, 2, false, MoeStyle::kMiniMax, true},
-    {"qwen3_vl_text", false, true, 2, false, MoeStyle::kDense},
-    {"qwen3_vl_moe_text", false, true, 2, false, MoeStyle::kQwen},
-    {"cohere", false, false, 1, true, MoeStyle::kDense, false, Traits::Norms::kParallel, false, true, true},
-    {"cohere2", false, false, 1, true, MoeStyle::kDense, false, Traits::Norms::kParallel, false, true, true},
-    {"olmo2", false, false, 2, false, MoeStyle::kDense, false, Traits::Norms::kPostOnly, true},
-    {"olmo3", false, false, 2, false, MoeStyle::kDense, false, Traits::Norms::kPostOnly, true},
-    {"exaone4", false, true, 2, false, MoeStyle::kDense, false, Traits::Norms::kPostOnly},
+    {.model_type = "llama"},
+    {.model_type = "mistral"},
+    {.model_type = "ministral3"},  // Devstral 2 / Ministral 3: vLLM's MistralForCausalLM
+    {.model_type = "qwen2", .qkv_bias = true},
+    {.model_type = "qwen2_vl", .qkv_bias = true},  // Qwen2-VL's language model: Qwen2
+    {.model_type = "qwen2_5_vl", .qkv_bias = true},  // Qwen2.5-VL's: Qwen2
+    {.model_type = "mimo", .qkv_bias = true},  // MiMo (mimo.py): Qwen2, MTP layers skipped
+    {.model_type = "qwen3", .qk_norm = true},
+    {.model_type = "phi3"},
+    {.model_type = "granite"},
+    {.model_type = "gemma", .tie_default = true},
+    {.model_type = "gemma2", .norms_per_layer = 4, .tie_default = true},
+    // Gemma3TextConfig's max_position_embeddings is 131,072 (its published configs omit it).
+    {.model_type = "gemma3_text", .default_max_position = 131072, .qk_norm = true, .norms_per_layer = 4,
+     .tie_default = true},
+    {.model_type = "qwen2_moe", .qkv_bias = true, .moe = MoeStyle::kQwen},
+    {.model_type = "qwen3_moe", .qk_norm = true, .moe = MoeStyle::kQwen},
+    {.model_type = "mixtral", .moe = MoeStyle::kMixtral},
+    {.model_type = "minimax_m2", .moe = MoeStyle::kMiniMax, .qk_norm_over_all_heads = true},
+    {.model_type = "qwen3_vl_text", .qk_norm = true},
+    {.model_type = "qwen3_vl_moe_text", .qk_norm = true, .moe = MoeStyle::kQwen},
+    {.model_type = "cohere", .norms_per_layer = 1, .tie_default = true, .norms = Traits::Norms::kParallel,
+     .qk_norm_by_config = true, .always_tied = true},
+    {.model_type = "cohere2", .norms_per_layer = 1, .tie_default = true, .norms = Traits::Norms::kParallel,
+     .qk_norm_by_config = true, .always_tied = true},
+    {.model_type = "olmo2", .norms = Traits::Norms::kPostOnly, .qk_norm_replicated_over_all_heads = true},
+    {.model_type = "olmo3", .norms = Traits::Norms::kPostOnly, .qk_norm_replicated_over_all_heads = true},
+    {.model_type = "exaone4", .qk_norm = true, .norms = Traits::Norms::kPostOnly},
     // Seed-OSS (seed_oss.py): q/k/v biased whatever attention_bias says, o_proj never; head_dim from
     // the config (80 x 128 = 2 x hidden for the 36B).
-    {"seed_oss", true, false, 2, false, MoeStyle::kDense},
-    {"hunyuan_v1_dense", false, false, 2, false, MoeStyle::kDense, false, Traits::Norms::kPrePost, false, false, false,
-     true},
-    {"hunyuan_v1_moe", false, false, 2, false, MoeStyle::kHunyuan, false, Traits::Norms::kPrePost, false, false, false,
-     true},
+    {.model_type = "seed_oss", .qkv_bias = true},
+    {.model_type = "hunyuan_v1_dense", .hunyuan_attention = true},
+    {.model_type = "hunyuan_v1_moe", .moe = MoeStyle::kHunyuan, .hunyuan_attention = true},
     // ERNIE 4.5 (ernie45.py is vLLM's Llama with non-neox RoPE; ernie45_moe.py): q/k/v bias only with
     // use_bias (the MoE model; the dense one refuses it, as vLLM's Llama class would drop those biases).
-    {"ernie4_5", false, false, 2, true, MoeStyle::kDense},
-    {"ernie4_5_moe", false, false, 2, true, MoeStyle::kErnie},
-    {"phimoe", true, false, 2, false, MoeStyle::kMixtral, false, Traits::Norms::kPrePost, false, false, false, false,
-     true},
+    {.model_type = "ernie4_5", .tie_default = true},
+    {.model_type = "ernie4_5_moe", .tie_default = true, .moe = MoeStyle::kErnie},
+    {.model_type = "phimoe", .qkv_bias = true, .moe = MoeStyle::kMixtral, .phimoe_layout = true},
 };
 
 // Which layers keep only a sliding window, as the family's vLLM model decides it.
@@ -377,13 +381,12 @@ namespace {
 
 // The family: the model types and vLLM architectures it reads, and the config keys of theirs without
 // an effect on memory (model/families.h).
-// Gemma3TextConfig's max_position_embeddings is 131,072 (its published configs omit it).
-constexpr ModelType kModelTypes[] = {
-    {"llama"},     {"mistral"},           {"qwen2"},        {"qwen3"},     {"phi3"},      {"granite"},
-    {"gemma"},     {"gemma2"},            {"gemma3_text", 131072},          {"qwen2_moe"}, {"qwen3_moe"},
-    {"mixtral"},   {"minimax_m2"},        {"qwen3_vl_text"}, {"qwen3_vl_moe_text"}, {"cohere"},    {"cohere2"},
-    {"olmo2"},     {"olmo3"},             {"exaone4"},       {"ministral3"}, {"qwen2_vl"},  {"qwen2_5_vl"}, {"mimo"},
-    {"seed_oss"},  {"hunyuan_v1_dense"}, {"hunyuan_v1_moe"}, {"phimoe"}, {"ernie4_5"}, {"ernie4_5_moe"}};
+// Every model type of kTraits, with its config class's default length.
+constexpr auto kModelTypes = [] {
+  std::array<ModelType, std::size(kTraits)> out{};
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = {kTraits[i].model_type, kTraits[i].default_max_position};
+  return out;
+}();
 constexpr std::string_view kArchitectures[] = {
     "LlamaForCausalLM",   "LLaMAForCausalLM",     "MistralForCausalLM",    "Qwen2ForCausalLM",
     "Qwen3ForCausalLM",   "Phi3ForCausalLM",      "GraniteForCausalLM",    "GemmaForCausalLM",
