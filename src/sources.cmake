@@ -59,6 +59,7 @@ set(gpubudget_portable_sources
   model/rotary.cpp
   model/vision.cpp
   solve/fit.cpp
+  solve/launch_command.cpp
   solve/plan.cpp
   solve/remedies.cpp
   solve/sweep.cpp

@@ -10,7 +10,7 @@
 #include "captured_warnings.h"
 #include "gpubudget/argument_values.h"
 #include "fit_report.h"
-#include "launch_length.h"
+#include "gpubudget/launch_command.h"
 #include "text_width.h"
 #include "cli_errors.h"
 #include "gpubudget/error.h"
@@ -75,62 +75,6 @@ void warn_if_gpus_busy(const ResolvedFit& f, const FitResult& result, std::ostre
 
 namespace {
 
-// The `vllm serve` line that launches this deployment, with the length that fits.
-std::string vllm_serve_line(const FitOptions& o, const Deployment& d, const FitResult& r, std::int64_t max_model_len) {
-  std::string line = "vllm serve " + o.model;
-  auto add = [&line](const std::string& flag, const std::string& value) { line += " " + flag + " " + value; };
-  if (d.tensor_parallel_size > 1) add("--tensor-parallel-size", std::to_string(d.tensor_parallel_size));
-  if (d.pipeline_parallel_size > 1) add("--pipeline-parallel-size", std::to_string(d.pipeline_parallel_size));
-  if (d.data_parallel_size > 1) add("--data-parallel-size", std::to_string(d.data_parallel_size));
-  if (d.decode_context_parallel_size > 1) {
-    add("--decode-context-parallel-size", std::to_string(d.decode_context_parallel_size));
-  }
-  if (d.enable_expert_parallel) line += " --enable-expert-parallel";
-  if (d.num_redundant_experts > 0) {
-    line += fmt::format(" --enable-eplb --eplb-config '{{\"num_redundant_experts\": {}}}'", d.num_redundant_experts);
-  }
-  if (d.dtype != ModelDtypeChoice::kAuto) add("--dtype", std::string(model_dtype_choice_name(d.dtype)));
-  if (d.kv_cache_dtype != KvCacheDtypeChoice::kAuto) {
-    add("--kv-cache-dtype", std::string(kv_cache_dtype_choice_name(d.kv_cache_dtype)));
-  }
-  add("--max-model-len", std::to_string(max_model_len));
-  add("--gpu-memory-utilization", fmt::format("{}", r.gpu_memory_utilization));
-  if (d.max_num_seqs) add("--max-num-seqs", std::to_string(*d.max_num_seqs));
-  if (d.max_num_batched_tokens) add("--max-num-batched-tokens", std::to_string(*d.max_num_batched_tokens));
-  if (d.block_size) add("--block-size", std::to_string(*d.block_size));
-  if (d.enforce_eager) line += " --enforce-eager";
-  if (d.skip_mm_profiling) line += " --skip-mm-profiling";
-  if (d.kv_cache_memory) add("--kv-cache-memory-bytes", std::to_string(d.kv_cache_memory->count()));
-  if (d.enable_prefix_caching) line += *d.enable_prefix_caching ? " --enable-prefix-caching" : " --no-enable-prefix-caching";
-  if (d.mamba_cache_mode) add("--mamba-cache-mode", std::string(mamba_cache_mode_name(*d.mamba_cache_mode)));
-  if (d.mamba_cache_dtype != MambaDtypeChoice::kAuto) {
-    add("--mamba-cache-dtype", std::string(mamba_dtype_choice_name(d.mamba_cache_dtype)));
-  }
-  if (d.mamba_ssm_cache_dtype != MambaDtypeChoice::kAuto) {
-    add("--mamba-ssm-cache-dtype", std::string(mamba_dtype_choice_name(d.mamba_ssm_cache_dtype)));
-  }
-  if (d.mamba_block_size) add("--mamba-block-size", std::to_string(*d.mamba_block_size));
-  if (d.num_gpu_blocks_override) add("--num-gpu-blocks-override", std::to_string(*d.num_gpu_blocks_override));
-  if (!d.kv_cache_dtype_skip_layers.empty()) {
-    add("--kv-cache-dtype-skip-layers", fmt::format("{}", fmt::join(d.kv_cache_dtype_skip_layers, " ")));
-  }
-  if (d.disable_hybrid_kv_cache_manager) {
-    line += *d.disable_hybrid_kv_cache_manager ? " --disable-hybrid-kv-cache-manager"
-                                               : " --no-disable-hybrid-kv-cache-manager";
-  }
-  if (!o.vllm.kv_transfer_config.empty()) add("--kv-transfer-config", "'" + o.vllm.kv_transfer_config + "'");
-  if (!o.vllm.kv_offloading_size.empty()) add("--kv-offloading-size", o.vllm.kv_offloading_size);
-  if (!o.vllm.kv_offloading_backend.empty()) add("--kv-offloading-backend", o.vllm.kv_offloading_backend);
-  line += launch_options_for_vllm(o.vllm.launch);
-  if (d.allow_chunked_local_attn_with_hybrid_kv_cache) {
-    line = fmt::format("VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE={} {}",
-                       *d.allow_chunked_local_attn_with_hybrid_kv_cache ? 1 : 0, line);
-  }
-  if (!d.pp_layer_partition.empty()) {
-    line = fmt::format("VLLM_PP_LAYER_PARTITION={} {}", fmt::join(d.pp_layer_partition, ","), line);
-  }
-  return line;
-}
 
 }  // namespace
 
@@ -227,12 +171,15 @@ int run_fit(const FitOptions& o, const ConfigDir& configs, std::ostream& out, st
   if (o.vllm_args) {
     const LaunchLength length = launch_length(result, o.safety_margin_percent);
     if (length.max_model_len > 0) {
-      out << vllm_serve_line(o, d, shown, length.max_model_len) << "\n";
+      out << vllm_serve_command(o.model, o.vllm, d, shown, length.max_model_len) << "\n";
       status = 0;
     } else {
       status = 1;
     }
     if (!length.note.empty()) held.stream() << (length.max_model_len > 0 ? "note: " : "error: ") << length.note << "\n";
+    if (const std::string caveat = vllm_serve_caveat(d); !caveat.empty() && length.max_model_len > 0) {
+      held.stream() << "note: " << caveat << "\n";
+    }
   } else if (o.json) {
     out << fit_json(query, shown, remedies);
   } else {

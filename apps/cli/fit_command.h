@@ -30,7 +30,7 @@ struct FitOptions {
   bool json = false;
   bool explain = false;
   bool vllm_args = false;  // print the `vllm serve` line to launch with, instead of the report
-  double safety_margin_percent = 5.0;  // --safety-margin: the --vllm-args length below the edge (launch_length.h)
+  double safety_margin_percent = 5.0;  // --safety-margin: the --vllm-args length below the edge (launch_command.h)
   bool strict = false;     // a config key no parser models is exit 3, not a warning
   std::size_t width = 80;  // columns of the text report (0: no wrapping); --width, or the terminal's
 };

@@ -13,6 +13,7 @@
 #include "gpubudget/diagnosis.h"
 #include "gpubudget/error.h"
 #include "gpubudget/json_documents.h"
+#include "gpubudget/launch_command.h"
 #include "gpubudget/limits.h"
 #include "gpubudget/load.h"
 #include "gpubudget/plan.h"
@@ -186,23 +187,66 @@ ModelSpec model_of(const JsonReader& r, const ConfigDir& configs, const ModelSpe
   return load_model(r.string("model"), configs, hub);
 }
 
+// One fit as the request describes it, with what its documents need.
+struct RequestFit {
+  std::optional<VllmLaunchLine> line;
+  ModelSpec model;
+  VllmProfile profile;
+  LaunchDeployment launch;
+  std::vector<GpuSpec> gpus;
+  FitResult result;  // with the launch line's warnings after the fit's own
+};
+
+RequestFit request_fit(const JsonReader& r, const ConfigDir& configs, const ModelSpec* preloaded) {
+  RequestFit f;
+  f.line = launch_line_of(r, configs);
+  f.model = model_of(r, configs, preloaded, f.line);
+  f.profile = profile_of(r, configs);
+  f.launch = launch_of(r, f.line, f.model, f.profile, configs);
+  const Deployment& d = f.launch.deployment;
+  f.gpus = load_stage_gpus(gpu_names(r, "gpu"), gpu_memory(r), d.pipeline_parallel_size, configs);
+  return f;
+}
+
 Answer fit_operation(const JsonReader& r, const ConfigDir& configs, const ModelSpec* preloaded) {
   r.reject_unknown_keys({"operation", "config_dir", "model", "revision", "hub", "gpu", "gpu_memory_bytes", "vllm_version", "profile",
                          "deployment", "vllm_args"});
-  const auto line = launch_line_of(r, configs);
-  const ModelSpec model = model_of(r, configs, preloaded, line);
-  VllmProfile profile = profile_of(r, configs);
-  const LaunchDeployment launch = launch_of(r, line, model, profile, configs);
-  const Deployment& d = launch.deployment;
-  const std::vector<GpuSpec> gpus = load_stage_gpus(gpu_names(r, "gpu"), gpu_memory(r), d.pipeline_parallel_size, configs);
-  FitMemo memo(model);
-  const FitResult result = fit(model, gpus, d, profile, &memo);
+  RequestFit f = request_fit(r, configs, preloaded);
+  const Deployment& d = f.launch.deployment;
+  FitMemo memo(f.model);
+  const FitResult result = fit(f.model, f.gpus, d, f.profile, &memo);
   std::vector<Remedy> remedies;
-  if (!result.fits) remedies = find_remedies(model, gpus, d, profile, result, &memo);
-  const FitQuery query{model, gpus, d, profile, r.optional_string("vllm_version").value_or("")};
+  if (!result.fits) remedies = find_remedies(f.model, f.gpus, d, f.profile, result, &memo);
+  const FitQuery query{f.model, f.gpus, d, f.profile, r.optional_string("vllm_version").value_or("")};
   FitResult shown = result;
-  add_warnings(shown.warnings, launch.warnings);
+  add_warnings(shown.warnings, f.launch.warnings);
   return {result.fits ? 0 : 1, fit_json(query, shown, remedies)};
+}
+
+// The `vllm serve` command to launch the fit's deployment with (the CLI's `fit --vllm-args`): the length
+// that fits kept "safety_margin_percent" (default 5) below the edge, and the model's id as the request
+// (or its vllm_args) names it.
+Answer vllm_serve_operation(const JsonReader& r, const ConfigDir& configs, const ModelSpec* preloaded) {
+  r.reject_unknown_keys({"operation", "config_dir", "model", "revision", "hub", "gpu", "gpu_memory_bytes", "vllm_version", "profile",
+                         "deployment", "vllm_args", "safety_margin_percent"});
+  const double margin =
+      r.optional_number("safety_margin_percent", 0.0, kMaxSafetyMarginPercent).value_or(kDefaultSafetyMarginPercent);
+  RequestFit f = request_fit(r, configs, preloaded);
+  const FitResult result = fit(f.model, f.gpus, f.launch.deployment, f.profile);
+  const LaunchLength length = launch_length(result, margin);
+  const std::string served = r.has("model") ? r.string("model") : f.line && !f.line->model.empty() ? f.line->model : "MODEL";
+  nlohmann::ordered_json j;
+  j["max_model_len"] = length.max_model_len;
+  j["vllm_serve"] = length.max_model_len > 0 ? nlohmann::ordered_json(vllm_serve_command(
+                                                   served, f.line ? f.line->arguments : VllmArguments{},
+                                                   f.launch.deployment, result, length.max_model_len))
+                                             : nlohmann::ordered_json();
+  std::string note = length.note;
+  if (const std::string caveat = vllm_serve_caveat(f.launch.deployment); !caveat.empty() && length.max_model_len > 0) {
+    note += (note.empty() ? "" : "; ") + caveat;
+  }
+  j["note"] = note.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(note);
+  return {length.max_model_len > 0 ? 0 : 1, j.dump(2) + "\n"};
 }
 
 Answer weights_operation(const JsonReader& r, const ConfigDir& configs, const ModelSpec* preloaded) {
@@ -408,13 +452,14 @@ Answer answer_request(const nlohmann::json& request, const std::filesystem::path
     }
     const ConfigDir configs = find_config_dir(r.optional_string("config_dir").value_or(""), library);
     if (operation == "fit") return fit_operation(r, configs, preloaded);
+    if (operation == "vllm_serve") return vllm_serve_operation(r, configs, preloaded);
     if (operation == "weights") return weights_operation(r, configs, preloaded);
     if (operation == "sweep") return sweep_operation(r, configs, preloaded);
     if (operation == "plan") return plan_operation(r, configs, preloaded);
     if (operation == "diagnose") return diagnose_operation(r, configs);
     if (operation == "parse_vllm_args") return parse_vllm_args_operation(r, configs);
     if (operation == "gpus" || operation == "models") return catalog_operation(operation, r, configs);
-    r.fail("operation", "one of version, fit, weights, sweep, plan, diagnose, parse_vllm_args, gpus, models");
+    r.fail("operation", "one of version, fit, vllm_serve, weights, sweep, plan, diagnose, parse_vllm_args, gpus, models");
   } catch (const InputError& e) {
     return {3, error_document(e.what(), 3)};
   } catch (const std::bad_alloc&) {

@@ -197,6 +197,60 @@ TEST(LaunchLineParity, FlagsPastedLineAndCAbiGiveTheSameFitDocument) {
   EXPECT_GE(compared, 30);
 }
 
+TEST(LaunchLineParity, TheCAbiGivesTheCliLaunchCommand) {
+  // `fit --vllm-args` (the launch line with the length that fits, 5% below the edge) and the C ABI's
+  // vllm_serve operation on the same line: one command, or none with the same exit status.
+  int compared = 0;
+  for (const auto& c : cases()) {
+    SCOPED_TRACE(c["name"].get<std::string>());
+    const std::vector<std::string> words = split_command_line(c["line"].get<std::string>());
+    std::vector<std::string> args = {"fit", "--gpu", c["gpu"].get<std::string>(), "--vllm-args"};
+    if (c.contains("vllm_version")) {
+      args.push_back("--vllm-version");
+      args.push_back(c["vllm_version"].get<std::string>());
+    }
+    args.push_back("--");
+    args.insert(args.end(), words.begin(), words.end());
+    const auto cli = test::run_cli(args);
+    nlohmann::json request = {{"operation", "vllm_serve"}, {"config_dir", GPUBUDGET_TEST_CONFIG_DIR},
+                              {"gpu", c["gpu"]}, {"vllm_args", words}};
+    if (c.contains("vllm_version")) request["vllm_version"] = c["vllm_version"];
+    const auto answer = c_api::answer_request(request, GPUBUDGET_TEST_CONFIG_DIR);
+    ASSERT_EQ(answer.status, cli.code) << answer.document << cli.err;
+    const auto doc = nlohmann::json::parse(answer.document);
+    if (cli.code == 0) {
+      EXPECT_EQ(doc["vllm_serve"].get<std::string>() + "\n", cli.out);
+      // The command launches the deployment that was judged: read back, it is the same deployment
+      // (but for the length, now a number, and whatever follows from it).
+      const auto judged = [&](const std::vector<std::string>& launch) {
+        std::vector<std::string> fit_args = {"fit", "--gpu", c["gpu"].get<std::string>(), "--json"};
+        if (c.contains("vllm_version")) {
+          fit_args.push_back("--vllm-version");
+          fit_args.push_back(c["vllm_version"].get<std::string>());
+        }
+        fit_args.push_back("--");
+        fit_args.insert(fit_args.end(), launch.begin(), launch.end());
+        const auto run = test::run_cli(fit_args);
+        EXPECT_LE(run.code, 1) << run.err;
+        auto deployment = nlohmann::json::parse(run.out)["deployment"];
+        deployment.erase("max_model_len_auto");
+        return deployment;
+      };
+      if (c["line"].get<std::string>().find("--entry-point llm") != std::string::npos) {
+        // The offline LLM class has no command line: the note says so, and the settings are the same.
+        EXPECT_NE(doc["note"].get<std::string>().find("--entry-point llm: the offline LLM class"), std::string::npos);
+      } else {
+        EXPECT_EQ(judged(split_command_line(doc["vllm_serve"].get<std::string>())), judged(words))
+            << "the printed command launches another deployment: " << doc["vllm_serve"];
+      }
+      ++compared;
+    } else {
+      EXPECT_TRUE(doc["vllm_serve"].is_null());
+    }
+  }
+  EXPECT_GE(compared, 25);
+}
+
 TEST(LaunchLineParity, ArgumentsAndLinesThatCannotBeReadAreRefusedByName) {
   const EngineArgs engine_args = load_engine_args(ConfigDir{GPUBUDGET_TEST_CONFIG_DIR});
   const auto message = [&](const std::vector<std::string>& words) -> std::string {

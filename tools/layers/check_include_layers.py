@@ -46,7 +46,7 @@ PUBLIC = {
     "load.h": "engine",  # the loaders of every layer up to here, for callers who want one include
     "weights.h": "memory", "weight_units.h": "memory", "header_weights.h": "memory", "kv_cache.h": "memory",
     "mamba_state.h": "memory", "overheads.h": "memory", "lora_buffers.h": "memory",
-    "fit.h": "solve", "sweep.h": "solve", "plan.h": "solve", "remedies.h": "solve", "weights_report.h": "solve",
+    "fit.h": "solve", "sweep.h": "solve", "plan.h": "solve", "remedies.h": "solve", "weights_report.h": "solve", "launch_command.h": "solve",
     "diagnosis.h": "diagnose",
     "json_documents.h": "documents",
     "calibrate.h": "calibration",
