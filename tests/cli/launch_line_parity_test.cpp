@@ -35,6 +35,29 @@ nlohmann::json cases() {
 
 std::vector<std::string> words_of(const nlohmann::json& list) { return list.get<std::vector<std::string>>(); }
 
+// `fit --gpu GPU [--vllm-version V] OUTPUT -- WORDS` for the case: the pasted line as the CLI reads it.
+std::vector<std::string> pasted_fit(const nlohmann::json& c, const std::string& output,
+                                    const std::vector<std::string>& words) {
+  std::vector<std::string> args = {"fit", "--gpu", c["gpu"].get<std::string>(), output};
+  if (c.contains("vllm_version")) {
+    args.push_back("--vllm-version");
+    args.push_back(c["vllm_version"].get<std::string>());
+  }
+  args.push_back("--");
+  args.insert(args.end(), words.begin(), words.end());
+  return args;
+}
+
+// The C ABI's request of `operation` for the case, with `words` as its vllm_args.
+nlohmann::json request_for(const nlohmann::json& c, const std::string& operation, const std::vector<std::string>& words) {
+  nlohmann::json request = {{"operation", operation},
+                            {"config_dir", GPUBUDGET_TEST_CONFIG_DIR},
+                            {"gpu", c["gpu"]},
+                            {"vllm_args", words}};
+  if (c.contains("vllm_version")) request["vllm_version"] = c["vllm_version"];
+  return request;
+}
+
 // The members of `struct Deployment` as deployment.h declares them, one per line ("  TYPE name = ...;").
 std::set<std::string> deployment_members() {
   std::ifstream in(std::string(GPUBUDGET_TEST_SOURCE_DIR) + "/include/gpubudget/deployment.h");
@@ -124,12 +147,7 @@ TEST(LaunchLineParity, TheCasesSetEveryDeploymentField) {
 
 // The fit document `answer_request` gives for the case's line as "vllm_args".
 std::string c_abi_document(const nlohmann::json& c, const std::vector<std::string>& vllm_args) {
-  nlohmann::json request = {{"operation", "fit"},
-                            {"config_dir", GPUBUDGET_TEST_CONFIG_DIR},
-                            {"gpu", c["gpu"]},
-                            {"vllm_args", vllm_args}};
-  if (c.contains("vllm_version")) request["vllm_version"] = c["vllm_version"];
-  const auto answer = c_api::answer_request(request, GPUBUDGET_TEST_CONFIG_DIR);
+  const auto answer = c_api::answer_request(request_for(c, "fit", vllm_args), GPUBUDGET_TEST_CONFIG_DIR);
   EXPECT_LE(answer.status, 1) << answer.document;
   return answer.document;
 }
@@ -167,10 +185,7 @@ TEST(LaunchLineParity, FlagsPastedLineAndCAbiGiveTheSameFitDocument) {
     ASSERT_LE(flags_run.code, 1) << flags_run.err;
 
     const std::vector<std::string> words = split_command_line(c["line"].get<std::string>());
-    std::vector<std::string> pasted = common;
-    pasted.push_back("--");
-    pasted.insert(pasted.end(), words.begin(), words.end());
-    const auto pasted_run = test::run_cli(pasted);
+    const auto pasted_run = test::run_cli(pasted_fit(c, "--json", words));
     ASSERT_EQ(pasted_run.code, flags_run.code) << pasted_run.err;
 
     // The C ABI, with the line's words as they are, and with the words the library read back
@@ -179,13 +194,9 @@ TEST(LaunchLineParity, FlagsPastedLineAndCAbiGiveTheSameFitDocument) {
     EXPECT_EQ(line.model, c["model"].get<std::string>());
     const std::string from_words = c_abi_document(c, words);
     std::vector<std::string> read_back = line.flags;
-    const std::string from_flags = [&] {
-      nlohmann::json request = {{"operation", "fit"},          {"config_dir", GPUBUDGET_TEST_CONFIG_DIR},
-                                {"model", c["model"]},         {"gpu", c["gpu"]},
-                                {"vllm_args", read_back}};
-      if (c.contains("vllm_version")) request["vllm_version"] = c["vllm_version"];
-      return c_api::answer_request(request, GPUBUDGET_TEST_CONFIG_DIR).document;
-    }();
+    nlohmann::json read_back_request = request_for(c, "fit", read_back);
+    read_back_request["model"] = c["model"];
+    const std::string from_flags = c_api::answer_request(read_back_request, GPUBUDGET_TEST_CONFIG_DIR).document;
 
     EXPECT_EQ(pasted_run.out, from_words) << "the pasted line and the C ABI's vllm_args differ";
     EXPECT_EQ(without_notes(from_words, line.notes), nlohmann::ordered_json::parse(from_flags).dump(2))
@@ -204,18 +215,8 @@ TEST(LaunchLineParity, TheCAbiGivesTheCliLaunchCommand) {
   for (const auto& c : cases()) {
     SCOPED_TRACE(c["name"].get<std::string>());
     const std::vector<std::string> words = split_command_line(c["line"].get<std::string>());
-    std::vector<std::string> args = {"fit", "--gpu", c["gpu"].get<std::string>(), "--vllm-args"};
-    if (c.contains("vllm_version")) {
-      args.push_back("--vllm-version");
-      args.push_back(c["vllm_version"].get<std::string>());
-    }
-    args.push_back("--");
-    args.insert(args.end(), words.begin(), words.end());
-    const auto cli = test::run_cli(args);
-    nlohmann::json request = {{"operation", "vllm_serve"}, {"config_dir", GPUBUDGET_TEST_CONFIG_DIR},
-                              {"gpu", c["gpu"]}, {"vllm_args", words}};
-    if (c.contains("vllm_version")) request["vllm_version"] = c["vllm_version"];
-    const auto answer = c_api::answer_request(request, GPUBUDGET_TEST_CONFIG_DIR);
+    const auto cli = test::run_cli(pasted_fit(c, "--vllm-args", words));
+    const auto answer = c_api::answer_request(request_for(c, "vllm_serve", words), GPUBUDGET_TEST_CONFIG_DIR);
     ASSERT_EQ(answer.status, cli.code) << answer.document << cli.err;
     const auto doc = nlohmann::json::parse(answer.document);
     if (cli.code == 0) {
@@ -223,14 +224,7 @@ TEST(LaunchLineParity, TheCAbiGivesTheCliLaunchCommand) {
       // The command launches the deployment that was judged: read back, it is the same deployment
       // (but for the length, now a number, and whatever follows from it).
       const auto judged = [&](const std::vector<std::string>& launch) {
-        std::vector<std::string> fit_args = {"fit", "--gpu", c["gpu"].get<std::string>(), "--json"};
-        if (c.contains("vllm_version")) {
-          fit_args.push_back("--vllm-version");
-          fit_args.push_back(c["vllm_version"].get<std::string>());
-        }
-        fit_args.push_back("--");
-        fit_args.insert(fit_args.end(), launch.begin(), launch.end());
-        const auto run = test::run_cli(fit_args);
+        const auto run = test::run_cli(pasted_fit(c, "--json", launch));
         EXPECT_LE(run.code, 1) << run.err;
         auto deployment = nlohmann::json::parse(run.out)["deployment"];
         deployment.erase("max_model_len_auto");
