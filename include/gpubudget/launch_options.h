@@ -47,7 +47,7 @@ std::string launch_options_for_vllm(const LaunchOptions& options);
 using ModelLoader = std::function<ModelSpec(const std::string& model)>;
 
 // Parses the options into `d` (`model` says which modalities its tower serves); `load_draft` reads the
-// draft checkpoint --speculative-config names; what is read with a caveat is appended to `warnings`
+// draft checkpoint --speculative-config names (empty: such a draft is an InputError); what is read with a caveat is appended to `warnings`
 // (one sentence each, without a "warning: " prefix). Throws ArgumentError / InputError naming the flag,
 // the key and the value.
 void apply_launch_options(const LaunchOptions& options, const ModelSpec& model, const ModelLoader& load_draft,

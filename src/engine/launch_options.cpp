@@ -206,6 +206,11 @@ void apply_launch_options(const LaunchOptions& f, const ModelSpec& model, const 
     // The methods with a checkpoint of their own (parse_speculative_config has required "model").
     if (!d.speculative.draft_model_name.empty()) {
       const std::string& name = d.speculative.draft_model_name;
+      if (!load_draft) {
+        throw InputError(fmt::format("--speculative-config: the draft model {} would have to be read, and no "
+                                     "loader was given",
+                                     name));
+      }
       d.speculative.draft_model = std::make_shared<const ModelSpec>(load_draft(revision.empty() ? name : name + "@" + revision));
     }
   }

@@ -19,7 +19,9 @@
 #include "c_requests.h"
 #include "cli/cli_run.h"
 #include "gpubudget/config_dir.h"
+#include "gpubudget/load.h"
 #include "gpubudget/vllm_args.h"
+#include "test_support.h"
 
 namespace gpubudget {
 namespace {
@@ -264,6 +266,17 @@ TEST(LaunchLineParity, ArgumentsAndLinesThatCannotBeReadAreRefusedByName) {
   EXPECT_EQ(message({"serve", "model"}),
             "vllm arguments: expected `vllm serve MODEL ...`, `python -m vllm.entrypoints.openai.api_server ...` or "
             "the engine arguments alone (--flag ...)");
+  // A draft checkpoint to read and no loader to read it with: said, not a crash of the caller's process.
+  const ConfigDir configs{GPUBUDGET_TEST_CONFIG_DIR};
+  const auto eagle = parse_vllm_args(
+      {"--speculative-config",
+       R"({"method": "eagle3", "model": "yuhuili/EAGLE3-LLaMA3.1-Instruct-8B", "num_speculative_tokens": 3})"},
+      engine_args);
+  const ModelSpec target = load_model("meta-llama/Llama-3.1-8B-Instruct", configs);
+  VllmProfile profile = load_vllm_profile("", configs);
+  test::expect_input_error([&] { (void)deployment_from_launch_line(eagle, target, profile, nullptr); },
+                           "the draft model yuhuili/EAGLE3-LLaMA3.1-Instruct-8B would have to be read, and no loader "
+                           "was given");
   const auto split_message = [](std::string_view line) -> std::string {
     try {
       split_command_line(line);
