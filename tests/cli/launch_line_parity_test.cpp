@@ -8,7 +8,6 @@
 #include <cctype>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -70,10 +69,19 @@ std::set<std::string> deployment_members() {
   const auto end = all.find("\n};", start);
   EXPECT_NE(start, std::string::npos);
   const std::string body = all.substr(start, end - start);
-  const std::regex member(R"(\n  [A-Za-z_0-9:<>, ]+[ &*]([a-z_0-9]+)(\{[^}]*\})?( = [^;]*)?;)");
+  // A member's line: "  TYPE name;", "  TYPE name = ...;" or "  TYPE name{...};" (std::regex is avoided:
+  // GCC 12 warns inside libstdc++'s <regex> under the sanitizers).
   std::set<std::string> out;
-  for (auto it = std::sregex_iterator(body.begin(), body.end(), member); it != std::sregex_iterator(); ++it) {
-    out.insert((*it)[1]);
+  std::istringstream member_lines(body);
+  for (std::string line; std::getline(member_lines, line);) {
+    if (line.size() < 4 || line.rfind("  ", 0) != 0 || !std::isalpha(static_cast<unsigned char>(line[2])) ||
+        line.back() != ';') {
+      continue;
+    }
+    std::string head = line.substr(0, line.find_first_of("={;"));
+    while (!head.empty() && head.back() == ' ') head.pop_back();
+    const auto space = head.find_last_of(" &*");
+    if (space != std::string::npos) out.insert(head.substr(space + 1));
   }
   // Every declaration line ("  X ...;", not a comment) must have been read as a member.
   std::size_t declarations = 0;
