@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates every generated artefact of the repository from its sources, in dependency order:
 #   scripts/regenerate.sh [BUILD_DIR]      (default build/dev; built first)
-# 1. the shipped vLLM profiles' overhead coefficients (configs/vllm/*.json `overheads`), fitted on
+# 1. the shipped vLLM profiles' overhead coefficients (configs/vllm/coefficients/*.json), fitted on
 #    tests/data/observations by `gpubudget calibrate` (scripts/calibrate-profiles.sh);
 # 2. docs/accuracy.md, the accuracy report of those profiles on the same observations (gpubudget_accuracy).
 # The family list (model/family_list.inc) is written by CMake at configure time, not committed.

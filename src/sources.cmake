@@ -25,6 +25,7 @@ set(gpubudget_portable_sources
   engine/vllm_args.cpp
   engine/vllm_command.cpp
   engine/vllm_profiles.cpp
+  engine/profile_history.cpp
   gpu/gpu_detect.cpp
   gpu/gpu_presets.cpp
   hub/cache_layout.cpp

@@ -191,6 +191,7 @@ struct CalibrateOptions {
   std::string profile;
   std::string aliases;
   std::string output;
+  bool coefficients_only = false;
 };
 
 // The profile a calibration without --profile starts from: the one every replayed row ran under when
@@ -205,7 +206,7 @@ std::string default_calibration_profile(const std::vector<ReplayRow>& rows, cons
   return load_vllm_profile(version, configs).source;
 }
 
-// `gpubudget calibrate OBSERVATIONS.jsonl [--profile P.json] [-o OUT.json]`.
+// `gpubudget calibrate OBSERVATIONS.jsonl [--profile P.json] [-o OUT.json] [--coefficients-only]`.
 int run_calibrate(const CalibrateOptions& o, const ConfigDir& configs, std::ostream& out, std::ostream& err) {
   std::string aliases = o.aliases;
   if (aliases.empty()) {
@@ -223,11 +224,12 @@ int run_calibrate(const CalibrateOptions& o, const ConfigDir& configs, std::ostr
   for (const auto& t : c.terms) {
     err << fmt::format("{:<16} {:>3} rows  rmse {:.3f} GiB\n", t.term, t.rows, t.rmse_gib);
   }
+  const std::string& document = o.coefficients_only ? c.coefficients_json : c.profile_json;
   if (o.output.empty()) {
-    out << c.profile_json;
+    out << document;
   } else {
     std::ofstream file(o.output, std::ios::binary);
-    file << c.profile_json;
+    file << document;
     file.close();
     if (!file) throw InputError(fmt::format("{}: cannot be written", o.output));
   }
@@ -363,6 +365,9 @@ void add_calibrate_options(CLI::App& calibrate, CalibrateOptions& options) {
                        "the profile to calibrate (default: the one the rows ran under, else the newest)");
   calibrate.add_option("--aliases", options.aliases, "model_aliases.json (default: beside the observations)");
   calibrate.add_option("-o,--output", options.output, "write the calibrated profile here (default: stdout)");
+  calibrate.add_flag("--coefficients-only", options.coefficients_only,
+                     "write only {\"overheads\": ...} (nothing when the profile inherits its base's unchanged), "
+                     "as configs/vllm/coefficients/ keeps them");
 }
 
 void add_diagnose_options(CLI::App& diagnose, DiagnoseOptions& options) {

@@ -104,6 +104,9 @@ std::string replayed_model(const ReplayRow& row);
 
 struct Calibration {
   std::string profile_json;    // the calibrated profile, ready to write
+  // Its "overheads" alone ({"overheads": {...}}), as the shipped profiles keep them apart from the
+  // hand-written rules (configs/vllm/coefficients/); "" when the profile inherits its base's unchanged.
+  std::string coefficients_json;
   std::vector<TermFit> terms;  // per-term fit quality
   std::vector<std::string> row_ids;
 };

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <optional>
 
@@ -213,6 +214,11 @@ Calibration calibrate_profile(const std::vector<ReplayRow>& rows, const std::str
   // The coefficients are fitted on the profile as it resolves (its "extends" applied); the output keeps
   // the file's own document.
   Json own = Json::parse(profile_text);  // parsed once above: no exception here
+  // Coefficients kept apart from the hand-written rules are the file's own "overheads" (read above too).
+  const auto coefficients_path = detail::coefficients_path_of(profile_path);
+  std::error_code ec;
+  const bool separate_coefficients = std::filesystem::is_regular_file(coefficients_path, ec);
+  if (separate_coefficients) own["overheads"] = Json::parse(detail::read_text_file(coefficients_path))["overheads"];
   Json profile = Json::parse(detail::resolve_profile_json(profile_text, profile_path, base_profiles).dump());
   if (!profile.contains("calibration") || !profile["calibration"].is_object()) {
     throw InputError(fmt::format("{}:/calibration: expected {{\"min_version\", \"max_version\"}} naming the vLLM "
@@ -328,9 +334,13 @@ Calibration calibrate_profile(const std::vector<ReplayRow>& rows, const std::str
       if (o.contains(key) && !ordered.contains(key)) ordered[key] = o[key];
     }
     own["overheads"] = ordered;
+    out.coefficients_json = Json{{"overheads", ordered}}.dump(2) + "\n";
   }
   out.profile_json = own.dump(2) + "\n";
-  (void)detail::parse_vllm_profile(out.profile_json, profile_path, base_profiles);  // what is written loads
+  // What is written loads, as a file of its own beside the input (its coefficients in it).
+  const std::filesystem::path written = std::filesystem::path(profile_path).parent_path() /
+                                        (std::filesystem::path(profile_path).stem().string() + ".calibrated.json");
+  (void)detail::parse_vllm_profile(out.profile_json, written.string(), base_profiles);
   return out;
 }
 

@@ -85,12 +85,13 @@ Deployment resolve_vllm_arguments(const VllmArguments& o, const ModelSpec& model
       }
       d.pp_layer_partition = layers;
     } else if (var == "VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS") {
-      // Whether vLLM charges its CUDA-graph memory estimate to the KV budget (default on from 0.21).
+      // Whether vLLM charges its CUDA-graph memory estimate to the KV budget (the profile's
+      // charges_cudagraph_memory is the version's default).
       profile.charges_cudagraph_memory = env_bool(var, value);
     } else if (var == "VLLM_ATTENTION_BACKEND") {
-      // Read by vLLM before 0.15 (deprecated from 0.13 for --attention-backend, then removed).
+      // Read by the versions whose profile has attention_backend_env (then --attention-backend).
       if (!profile.attention_backend_env) {
-        warnings.push_back(fmt::format("vLLM {} ignores VLLM_ATTENTION_BACKEND (removed in 0.15; use "
+        warnings.push_back(fmt::format("vLLM {} ignores VLLM_ATTENTION_BACKEND (removed; use "
                                        "--attention-backend); the budget uses vLLM's own choice",
                                        profile.version));
       } else if (!d.attention_backend.empty() && d.attention_backend != value) {

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -142,16 +143,64 @@ void read_hybrid_rules(const detail::JsonReader& h, HybridRules& rules) {
   }
 }
 
+// A backend table: `map_key` holds the entries by id (vLLM's backend name, with "@variant" when one
+// name has several rows: "FLASHMLA@sm10"), so that a profile extending another changes one entry in one
+// line; `priority_key` lists every id once, in the order vLLM tries them. Returns (vLLM name, entry).
+std::vector<std::pair<std::string, detail::JsonReader>> backends_by_priority(const detail::JsonReader& r,
+                                                                             std::string_view map_key,
+                                                                             std::string_view priority_key) {
+  const detail::JsonReader entries = r.object(map_key);
+  const auto priority = r.string_list(priority_key);
+  std::vector<std::pair<std::string, detail::JsonReader>> out;
+  std::set<std::string> seen;
+  for (const auto& id : priority) {
+    if (!seen.insert(id).second) r.fail(priority_key, fmt::format("each id once (\"{}\" is listed twice)", id));
+    if (!entries.has(id)) r.fail(priority_key, fmt::format("ids of {} entries (\"{}\" has none)", map_key, id));
+    out.emplace_back(id.substr(0, id.find('@')), entries.object(id));
+  }
+  for (const auto& [id, entry] : entries.value().items()) {
+    if (!seen.count(id)) r.fail(priority_key, fmt::format("every id of {} (\"{}\" is missing)", map_key, id));
+  }
+  return out;
+}
+
+// A profile file's document: its hand-written rules with, when the file has one, its generated
+// coefficients merged in (coefficients/<stem>.json beside it, written by scripts/calibrate-profiles.sh;
+// it holds "overheads" and nothing else).
+nlohmann::json profile_document(const std::string& text, const std::string& path) {
+  nlohmann::json json = detail::parse_json(text, path);
+  const auto coefficients_path = detail::coefficients_path_of(path);
+  std::error_code ec;
+  if (json.is_object() && std::filesystem::is_regular_file(coefficients_path, ec)) {
+    const nlohmann::json coefficients =
+        detail::parse_json(detail::read_text_file(coefficients_path), coefficients_path);
+    const detail::JsonReader c(coefficients, coefficients_path);
+    c.reject_unknown_keys({"overheads"});
+    (void)c.object("overheads");
+    if (json.contains("overheads")) {
+      detail::JsonReader(json, path).fail("overheads", fmt::format("absent: {} holds them", coefficients_path));
+    }
+    json["overheads"] = coefficients["overheads"];
+  }
+  return json;
+}
+
 }  // namespace
+
+std::string detail::coefficients_path_of(const std::string& path) {
+  const std::filesystem::path file(path);
+  return (file.parent_path() / "coefficients" / file.filename()).string();
+}
 
 nlohmann::json detail::resolve_profile_json(const std::string& text, const std::string& path,
                                             const std::string& base_profiles) {
-  nlohmann::json json = detail::parse_json(text, path);
+  // "extends": the profile is its base (a file of the same directory) with its own keys merged over
+  // it, JSON Merge Patch (RFC 7386): objects merge key by key, null removes a key, anything else
+  // replaces. The chain is applied from its root forward, so that a null removes what the bases set.
+  std::vector<nlohmann::json> documents = {profile_document(text, path)};
   std::vector<std::string> chain = {path};
-  // "extends": the profile is its base (a file of the same directory) with these keys replaced,
-  // JSON Merge Patch (RFC 7386) style: objects merge key by key, anything else replaces.
-  while (json.is_object() && json.contains("extends")) {
-    const detail::JsonReader r(json, chain.back());
+  while (documents.back().is_object() && documents.back().contains("extends")) {
+    const detail::JsonReader r(documents.back(), chain.back());
     const auto base_name = r.string("extends");
     if (base_name.empty() || base_name.find('/') != std::string::npos || base_name.find('\\') != std::string::npos ||
         base_name.find("..") != std::string::npos) {
@@ -165,17 +214,13 @@ nlohmann::json detail::resolve_profile_json(const std::string& text, const std::
     if (std::find(chain.begin(), chain.end(), base_path) != chain.end() || chain.size() > 16) {
       r.fail("extends", "a chain of profiles without a cycle (at most 16)");
     }
-    nlohmann::json base = detail::parse_json(detail::read_text_file(base_path), base_path);
-    if (!base.is_object()) detail::JsonReader(base, base_path).fail("", "a JSON object");
-    json.erase("extends");
-    const bool base_extends = base.contains("extends");
-    nlohmann::json next_extends = base_extends ? base["extends"] : nlohmann::json();
-    base.erase("extends");
-    base.merge_patch(json);
-    json = std::move(base);
-    if (base_extends) json["extends"] = next_extends;
+    documents.back().erase("extends");
+    documents.push_back(profile_document(detail::read_text_file(base_path), base_path));
+    if (!documents.back().is_object()) detail::JsonReader(documents.back(), base_path).fail("", "a JSON object");
     chain.push_back(base_path);
   }
+  nlohmann::json json = std::move(documents.back());
+  for (auto it = std::next(documents.rbegin()); it != documents.rend(); ++it) json.merge_patch(*it);
   return json;
 }
 
@@ -187,7 +232,8 @@ VllmProfile detail::parse_vllm_profile(const std::string& text, const std::strin
                          "charges_cudagraph_memory", "kv_tokens_from_concurrency", "attention_backend_env", "optimization_levels",
                          "prefetch_offloader",
                          "kv_cache", "hybrid", "lora", "speculative", "all2all", "cuda_graphs", "messages", "batch_defaults",
-                         "attention_backends", "mxfp4_moe_backends", "overheads", "calibration", "sources"});
+                         "attention_backend_priority", "attention_backends", "mxfp4_moe_backend_priority",
+                         "mxfp4_moe_backends", "overheads", "calibration", "sources"});
   if (r.integer("schema_version", 1, 1) != 1) r.fail("schema_version", "1");
   VllmProfile p;
   p.source = path;
@@ -300,17 +346,13 @@ VllmProfile detail::parse_vllm_profile(const std::string& text, const std::strin
         b.optional_integer("llm_class_max_num_seqs", 1, std::int64_t{1} << 20).value_or(defaults.max_num_seqs);
     p.batch_defaults.push_back(defaults);
   }
-  if (!json.contains("attention_backends")) r.fail("attention_backends", "an array");
-  const auto& backends = json.at("attention_backends");
-  if (!backends.is_array()) r.fail("attention_backends", "an array");
-  for (std::size_t i = 0; i < backends.size(); ++i) {
-    const detail::JsonReader b(backends[i], path, fmt::format("/attention_backends/{}", i));
-    b.reject_unknown_keys({"name", "kind", "platform", "compute_capability_majors", "kv_cache_dtypes", "block_size",
+  for (const auto& [name, b] : backends_by_priority(r, "attention_backends", "attention_backend_priority")) {
+    b.reject_unknown_keys({"kind", "platform", "compute_capability_majors", "kv_cache_dtypes", "block_size",
                            "kernel_block_sizes", "kernel_block_multiple", "ignores_user_block_size",
                            "max_query_heads_per_rank", "qk_nope_head_dim", "quantized_kv_layout",
                            "auto_kv_cache_dtype", "kv_cache_dtype_error", "note"});
     AttentionBackend a;
-    a.name = b.string("name");
+    a.name = name;
     const auto kind = b.string("kind");
     if (kind == "mla" || kind == "mla_sparse") a.kind = AttentionKind::kMla;
     else if (kind == "full") a.kind = AttentionKind::kFull;
@@ -340,15 +382,12 @@ VllmProfile detail::parse_vllm_profile(const std::string& text, const std::strin
     p.attention_backends.push_back(std::move(a));
   }
   if (json.contains("mxfp4_moe_backends")) {
-    const auto& mx = json.at("mxfp4_moe_backends");
-    if (!mx.is_array()) r.fail("mxfp4_moe_backends", "an array");
-    for (std::size_t i = 0; i < mx.size(); ++i) {
-      const detail::JsonReader b(mx[i], path, fmt::format("/mxfp4_moe_backends/{}", i));
-      b.reject_unknown_keys({"name", "compute_capability_majors", "intermediate_align", "hidden_align",
+    for (const auto& [name, b] : backends_by_priority(r, "mxfp4_moe_backends", "mxfp4_moe_backend_priority")) {
+      b.reject_unknown_keys({"compute_capability_majors", "intermediate_align", "hidden_align",
                              "swizzle_value_align", "swizzle_scale_align", "keeps_checkpoint_scales", "bias_bytes",
                              "for_gpt_oss", "note"});
       Mxfp4MoeBackend backend;
-      backend.name = b.string("name");
+      backend.name = name;
       for (const auto cc : b.integer_list("compute_capability_majors", 1, 100)) {
         backend.compute_capability_majors.push_back(static_cast<int>(cc));
       }

@@ -49,7 +49,7 @@ KvCacheDtype resolve_kv_cache_dtype(const ModelSpec& model, KvCacheDtypeChoice r
       KvCacheDtype d = kv_cache_dtype_named("fp8", fmt::format("the checkpoint's {}", q.kv_cache_declaration));
       if (forces) {
         d.warning = fmt::format("the checkpoint's {} makes this vLLM store the KV cache in fp8 whatever "
-                                "--kv-cache-dtype says (Attention.__init__, before vLLM 0.22)",
+                                "--kv-cache-dtype says (Attention.__init__)",
                                 q.kv_cache_declaration);
       }
       return d;

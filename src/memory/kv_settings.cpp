@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "gpubudget/error.h"
+#include "engine/profile_history.h"
 
 namespace gpubudget {
 
@@ -219,14 +220,17 @@ bool hybrid_manager_on(const ModelSpec& model, const Deployment& d, const KvCach
 
 // Prefix caching and mamba_cache_mode of a hybrid model (EngineArgs defaults; MambaModelConfig.
 // verify_and_update_config).
-void decide_mamba_mode(const ModelSpec& model, const Deployment& d, const HybridRules& rules, KvDecisions& out) {
+void decide_mamba_mode(const ModelSpec& model, const Deployment& d, const VllmProfile& profile, KvDecisions& out) {
+  const HybridRules& rules = profile.hybrid;
   const bool supports = contains(rules.mamba_prefix_caching_architectures, model.architecture);
   const bool asked = d.enable_prefix_caching.value_or(rules.prefix_caching_default);
   if (d.mamba_cache_mode && !rules.mamba_cache_mode_flag) {
-    throw InputError("--mamba-cache-mode: this vLLM has no such option (it arrived in vLLM 0.15)");
+    throw InputError(fmt::format("--mamba-cache-mode: vLLM {} has no such option ({})", profile.version,
+                                 detail::arrival_phrase(profile, [](const VllmProfile& p) { return p.hybrid.mamba_cache_mode_flag; })));
   }
   if (d.mamba_block_size && !rules.mamba_block_size_flag) {
-    throw InputError("--mamba-block-size: this vLLM has no such option (it arrived in vLLM 0.11.1)");
+    throw InputError(fmt::format("--mamba-block-size: vLLM {} has no such option ({})", profile.version,
+                                 detail::arrival_phrase(profile, [](const VllmProfile& p) { return p.hybrid.mamba_block_size_flag; })));
   }
   out.prefix_caching = asked;
   out.mamba_cache_mode = MambaCacheMode::kNone;
@@ -274,9 +278,11 @@ void check_uniform_group_caches(const ModelSpec& model, const GpuSpec& gpu, cons
   });
   if (!has) return;
   if (!profile.kv_cache.deepseek_v4_kv_groups) {
+    const auto first = detail::first_version_where(profile, [](const VllmProfile& p) { return p.kv_cache.deepseek_v4_kv_groups; });
+    const std::string first_release_phrase = first.empty() ? "" : fmt::format(", first released in vLLM {}", first);
     throw InputError(fmt::format("{}: vLLM {} has no implementation of it (DeepseekV4ForCausalLM and its KV cache "
-                                 "groups arrived in #40860, 2026-04-26, first released in vLLM 0.20.0)",
-                                 model.architecture, profile.version));
+                                 "groups arrived in #40860, 2026-04-26{})",
+                                 model.architecture, profile.version, first_release_phrase));
   }
   if (gpu.platform != Platform::kCuda) {
     throw InputError(fmt::format("{} on {}: vLLM's ROCm path for it (DeepseekV4ROCMAiterMLASparseBackend) is not "
@@ -318,13 +324,19 @@ KvDecisions decide_kv_cache(const ModelSpec& model, const GpuSpec& gpu, const De
                                  *d.block_size, fmt::join(rules.block_sizes, ", ")));
   }
   if (!d.kv_cache_dtype_skip_layers.empty() && !rules.skip_layers) {
-    throw InputError(fmt::format("--kv-cache-dtype-skip-layers: vLLM {} has no such option (it arrived in vLLM 0.19)",
-                                 profile.version));
+    throw InputError(fmt::format("--kv-cache-dtype-skip-layers: vLLM {} has no such option ({})", profile.version,
+                                 detail::arrival_phrase(profile, [](const VllmProfile& p) { return p.kv_cache.skip_layers; })));
   }
   parse_skip_layers(d, model, s);
   s.skip_dtype = kv_cache_dtype_named(std::string(dtype_name(model.dtype)), "--kv-cache-dtype-skip-layers: the model dtype");
 
   KvCacheDtype dtype = resolve_kv_cache_dtype(model, d.kv_cache_dtype, rules);
+  if (!dtype.warning.empty() && rules.compressed_tensors_kv_scheme == CheckpointKvSchemeRule::kForcesFp8) {
+    const auto honoured = detail::first_version_where(profile, [](const VllmProfile& p) {
+      return p.kv_cache.compressed_tensors_kv_scheme != CheckpointKvSchemeRule::kForcesFp8;
+    });
+    if (!honoured.empty()) dtype.warning += fmt::format("; vLLM {} honours the flag", honoured);
+  }
   if (!dtype.warning.empty()) out.warnings.push_back(dtype.warning);
   // DeepseekV32ForCausalLM.verify_and_update_config (<= 0.17): fp8 becomes the FlashMLA-sparse layout.
   if (contains(rules.fp8_ds_mla_architectures, model.architecture) &&
@@ -394,7 +406,7 @@ KvDecisions decide_kv_cache(const ModelSpec& model, const GpuSpec& gpu, const De
     }
     return out;
   }
-  decide_mamba_mode(model, d, profile.hybrid, out);
+  decide_mamba_mode(model, d, profile, out);
   out.mamba_dtypes = resolve_mamba_state_dtypes(model, *state, d, profile.hybrid);
   out.mamba_state_bytes.assign(model.layers.size(), Bytes(0));
   for (const auto& l : model.layers) {

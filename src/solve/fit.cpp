@@ -16,6 +16,7 @@
 #include "memory/all2all_buffers.h"
 #include "memory/cuda_graph_choice.h"
 #include "memory/kv_settings.h"
+#include "engine/profile_history.h"
 #include "solve/vllm_text.h"
 
 namespace gpubudget {
@@ -259,9 +260,11 @@ detail::KvDecisions decide_engine(const FitInputs& in, FitResult& r) {
     throw InputError("--max-model-len: give a length or `auto`, not both");
   }
   if (d.max_model_len_auto && !profile.kv_cache.auto_fit_max_model_len) {
-    throw InputError(fmt::format("--max-model-len auto: vLLM {} has no auto-fit (it arrived in vLLM 0.14: "
-                                 "`auto` is an argparse error before); give a length",
-                                 profile.version));
+    throw InputError(fmt::format("--max-model-len auto: vLLM {} has no auto-fit ({}; `auto` is an argparse error "
+                                 "before); give a length",
+                                 profile.version, detail::arrival_phrase(profile, [](const VllmProfile& p) {
+                                   return p.kv_cache.auto_fit_max_model_len;
+                                 })));
   }
 
   // The judged length: --max-model-len, or the model's own maximum (auto-fit starts from it).
@@ -322,8 +325,9 @@ EngineChoices decide_launch(const FitInputs& in, detail::KvDecisions kv, FitResu
                                  : std::string("VLLM_MLA_DISABLE=1 changes nothing: the model has no MLA layers"));
   }
   if (d.offload_group_size > 0 && !profile.prefetch_offloader) {
-    throw InputError(fmt::format("--offload-group-size {}: vLLM {} has no prefetch offloader (it came in 0.17, #29941)",
-                                 d.offload_group_size, profile.version));
+    throw InputError(fmt::format("--offload-group-size {}: vLLM {} has no prefetch offloader ({}, #29941)",
+                                 d.offload_group_size, profile.version,
+                                 detail::arrival_phrase(profile, [](const VllmProfile& p) { return p.prefetch_offloader; })));
   }
   if (d.offload_group_size > 0 && d.cpu_offload_gb > 0) {
     r.warnings.push_back("--offload-group-size and --cpu-offload-gb: vLLM uses the prefetch offloader and ignores "
@@ -657,7 +661,8 @@ std::vector<Explanation> explain_fit(const ModelSpec& checkpoint, const std::vec
                                     std::max<std::int64_t>(r.cuda_graphs_full - 1, 0),
                                 kReferenceExtraCudaGraphs, r.cuda_graph_capture_sizes, r.cuda_graphs_piecewise,
                                 r.cuda_graphs_full,
-                                o.cudagraph_charged ? "charged (vLLM >= 0.20)" : "not charged by this vLLM"),
+                                o.cudagraph_charged ? fmt::format("charged by vLLM {}", profile.version)
+                                                    : std::string("not charged by this vLLM")),
        gib_text(o.cudagraph)},
       {"kv_cache", d.kv_cache_memory ? std::string("--kv-cache-memory-bytes")
                                      : std::string("requested - weights - activation_peak - non_torch") +

@@ -27,17 +27,46 @@ std::vector<ReplayRow> rows() {
                                        test::data_dir() + "/observations/model_aliases.json", test::configs());
 }
 
+// The shipped coefficients (configs/vllm/coefficients/) are calibrate's output on the shipped
+// observations, and a profile without such a file is one whose fit reproduces its base's.
 TEST(Calibrate, ReproducesEveryShippedProfileByteForByte) {
   const auto replayed = rows();
-  int profiles = 0;
+  int profiles = 0, calibrated = 0;
   for (const auto& entry : std::filesystem::directory_iterator(test::configs().root / "vllm")) {
     if (entry.path().extension() != ".json") continue;
     ++profiles;
-    const std::string shipped = read(entry.path());
-    const auto c = calibrate_profile(replayed, shipped, entry.path().string());
-    EXPECT_EQ(c.profile_json, shipped) << entry.path() << ": rerun scripts/calibrate-profiles.sh";
+    const auto c = calibrate_profile(replayed, read(entry.path()), entry.path().string());
+    const auto coefficients = entry.path().parent_path() / "coefficients" / entry.path().filename();
+    const std::string shipped = std::filesystem::exists(coefficients) ? read(coefficients) : "";
+    calibrated += !shipped.empty();
+    EXPECT_EQ(c.coefficients_json, shipped) << entry.path() << ": rerun scripts/calibrate-profiles.sh";
+    // The hand-written rules carry no coefficients of their own.
+    EXPECT_FALSE(nlohmann::json::parse(read(entry.path())).contains("overheads")) << entry.path();
   }
   EXPECT_GE(profiles, 5);
+  EXPECT_GE(calibrated, 3);  // 0.11, 0.17 and 0.21 are fitted on their own versions' logs
+}
+
+TEST(Calibrate, TheCalibratedProfileCarriesItsCoefficientsAndLoads) {
+  // calibrate -o writes one file: the profile's rules with the fitted "overheads" in it.
+  const auto path = test::configs().root / "vllm" / "0.21.json";
+  const auto c = calibrate_profile(rows(), read(path), path.string());
+  const auto j = nlohmann::json::parse(c.profile_json);
+  EXPECT_EQ(j["extends"], "0.20");
+  EXPECT_EQ(j["overheads"], nlohmann::json::parse(c.coefficients_json)["overheads"]);
+}
+
+TEST(Calibrate, AProfileAndItsCoefficientsFileMayNotBothHoldOverheads) {
+  const auto dir = std::filesystem::temp_directory_path() / "gpubudget-coefficients-test";
+  std::filesystem::create_directories(dir / "coefficients");
+  const auto root = test::configs().root / "vllm" / "0.11.json";
+  auto doc = nlohmann::json::parse(read(root));
+  doc["overheads"] = nlohmann::json::parse(read(root.parent_path() / "coefficients" / "0.11.json"))["overheads"];
+  std::ofstream(dir / "0.11.json") << doc.dump();
+  std::ofstream(dir / "coefficients" / "0.11.json") << read(root.parent_path() / "coefficients" / "0.11.json");
+  test::expect_input_error([&] { (void)load_vllm_profile_file((dir / "0.11.json").string()); },
+                           "0.11.json:/overheads: expected absent: ");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Calibrate, FitsTheSamplerCoefficientFromTheLoggedPeaks) {

@@ -50,18 +50,28 @@ class ScratchConfigs {
     for (const auto& entry : fs::directory_iterator(configs.root)) {
       if (entry.path().filename() != "vllm") fs::create_symlink(fs::absolute(entry.path()), root_ / entry.path().filename());
     }
+    // The hand-written rules as shipped; the coefficients (vllm/coefficients/) refitted on `training`,
+    // in version order, so that each profile is fitted over its refitted base.
+    const fs::path coefficients = root_ / "vllm" / "coefficients";
+    fs::create_directories(coefficients);
+    for (const auto& entry : fs::directory_iterator(configs.root / "vllm" / "coefficients")) {
+      fs::copy_file(entry.path(), coefficients / entry.path().filename());
+    }
     for (const auto& profile : profiles_by_version(configs.root / "vllm")) {
       const fs::path scratch = root_ / "vllm" / profile.filename();
       const std::string text = read_file(profile);
-      std::string calibrated = text;
+      std::ofstream(scratch, std::ios::binary) << text;
       try {
         const Calibration c = calibrate_profile(training, text, scratch.string(), (root_ / "vllm").string());
-        calibrated = c.profile_json;
         for (const auto& t : c.terms) rows_per_term_[profile.stem().string()].push_back(t.rows);
+        if (c.coefficients_json.empty()) {
+          fs::remove(coefficients / profile.filename());
+        } else {
+          std::ofstream(coefficients / profile.filename(), std::ios::binary) << c.coefficients_json;
+        }
       } catch (const InputError&) {
         // A profile without a calibration block keeps its coefficients.
       }
-      std::ofstream(scratch, std::ios::binary) << calibrated;
     }
   }
   ~ScratchConfigs() {
