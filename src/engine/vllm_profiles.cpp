@@ -346,7 +346,9 @@ VllmProfile detail::parse_vllm_profile(const std::string& text, const std::strin
         b.optional_integer("llm_class_max_num_seqs", 1, std::int64_t{1} << 20).value_or(defaults.max_num_seqs);
     p.batch_defaults.push_back(defaults);
   }
-  for (const auto& [name, b] : backends_by_priority(r, "attention_backends", "attention_backend_priority")) {
+  for (const auto& backend_entry : backends_by_priority(r, "attention_backends", "attention_backend_priority")) {
+    const std::string& name = backend_entry.first;
+    const detail::JsonReader& b = backend_entry.second;  // not a structured binding: lambdas below capture it
     b.reject_unknown_keys({"kind", "platform", "compute_capability_majors", "kv_cache_dtypes", "block_size",
                            "kernel_block_sizes", "kernel_block_multiple", "ignores_user_block_size",
                            "max_query_heads_per_rank", "qk_nope_head_dim", "quantized_kv_layout",
@@ -382,7 +384,9 @@ VllmProfile detail::parse_vllm_profile(const std::string& text, const std::strin
     p.attention_backends.push_back(std::move(a));
   }
   if (json.contains("mxfp4_moe_backends")) {
-    for (const auto& [name, b] : backends_by_priority(r, "mxfp4_moe_backends", "mxfp4_moe_backend_priority")) {
+    for (const auto& backend_entry : backends_by_priority(r, "mxfp4_moe_backends", "mxfp4_moe_backend_priority")) {
+      const std::string& name = backend_entry.first;
+      const detail::JsonReader& b = backend_entry.second;  // not a structured binding: the lambda below captures it
       b.reject_unknown_keys({"compute_capability_majors", "intermediate_align", "hidden_align",
                              "swizzle_value_align", "swizzle_scale_align", "keeps_checkpoint_scales", "bias_bytes",
                              "for_gpt_oss", "note"});
