@@ -161,18 +161,14 @@ class FitAnswer {
   // `launch_warnings`: what reading the launch line warned about, shown after the fit's own (as the CLI).
   FitAnswer(std::shared_ptr<const LoadedModel> model, std::shared_ptr<const std::vector<GpuSpec>> gpus,
             gpubudget::Deployment deployment, std::shared_ptr<const VllmProfile> profile, std::string vllm_version,
-            const std::vector<std::string>& launch_warnings = {})
+            const std::vector<gpubudget::Notice>& launch_warnings = {})
       : model_(std::move(model)),
         gpus_(std::move(gpus)),
         deployment_(std::move(deployment)),
         profile_(std::move(profile)),
         vllm_version_(std::move(vllm_version)),
         result_(gpubudget::fit(model_->spec, *gpus_, deployment_, *profile_)) {
-    for (const auto& w : launch_warnings) {
-      if (std::find(result_.warnings.begin(), result_.warnings.end(), w) == result_.warnings.end()) {
-        result_.warnings.push_back(w);
-      }
-    }
+    for (const auto& w : launch_warnings) gpubudget::add_unique(result_.warnings, w);
   }
 
   const gpubudget::FitResult& result() const { return result_; }
@@ -251,8 +247,10 @@ py::dict fit_summary(const FitAnswer& answer) {
   out["per_gpu"] = per_gpu;
   out["kv_cache"] = kv;
   out["request"] = request;
-  out["warnings"] = py::tuple(py::cast(r.warnings));
-  out["notes"] = py::tuple(py::cast(r.notes));
+  out["warnings"] = py::tuple(py::cast(gpubudget::notice_texts(r.warnings)));
+  out["warning_codes"] = py::tuple(py::cast(gpubudget::notice_code_names(r.warnings)));
+  out["notes"] = py::tuple(py::cast(gpubudget::notice_texts(r.notes)));
+  out["note_codes"] = py::tuple(py::cast(gpubudget::notice_code_names(r.notes)));
   return out;
 }
 
@@ -268,7 +266,7 @@ std::shared_ptr<FitAnswer> fit(const std::shared_ptr<const LoadedModel>& model, 
   const py::gil_scoped_release released;
   gpubudget::Deployment d = gpubudget::c_api::read_deployment_fields(fields, "gpubudget.fit");
   auto profile = preset_cache().profile(vllm_version, model->configs);
-  std::vector<std::string> launch_warnings;
+  std::vector<gpubudget::Notice> launch_warnings;
   if (!vllm_args.empty()) {
     // The launch line as the C ABI's "vllm_args" reads it (vllm_args.h); the environment may change the
     // version's behaviour, so the profile is this fit's own copy.

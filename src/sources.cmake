@@ -10,6 +10,7 @@ set(gpubudget_portable_sources
   core/dtype.cpp
   core/json_reader.cpp
   core/limits.cpp
+  core/notice.cpp
   diagnose/diagnosis.cpp
   documents/catalog_documents.cpp
   documents/diagnosis_document.cpp

@@ -289,12 +289,14 @@ function showFit(doc, model) {
        (doc.vllm_would_start ? "" : " vLLM would not start: " + doc.start_blocker));
   const warnings = $("warnings");
   clear(warnings);
-  for (const w of doc.warnings) {
+  doc.warnings.forEach((w, i) => {
     const p = document.createElement("p");
     p.className = "warning";
     p.textContent = "warning: " + w;
+    p.dataset.code = doc.warning_codes[i];  // stable (docs/warnings.md); shown on hover
+    p.title = doc.warning_codes[i];
     warnings.appendChild(p);
-  }
+  });
   show("max-model-len", fmtInt(doc.max_model_len) + " tokens");
   $("max-model-len").dataset.value = String(doc.max_model_len);
   const range = doc.max_model_len_range;

@@ -1,12 +1,14 @@
 // What a command writes to stderr while it resolves its flags, held until the command has its result,
-// and the lines of it that are warnings ("warning: …"): those also go into the JSON `warnings` and the
-// count next to the verdict, so that a warning about a launch flag is seen where the answer is.
+// and the warnings among it: those also go into the JSON `warnings` (with their codes) and the count
+// next to the verdict, so that a warning about a launch flag is seen where the answer is.
 #pragma once
 
 #include <ostream>
 #include <sstream>
-#include <string>
+#include <utility>
 #include <vector>
+
+#include "gpubudget/notice.h"
 
 namespace gpubudget::cli {
 
@@ -17,18 +19,17 @@ class CapturedWarnings {
   CapturedWarnings& operator=(const CapturedWarnings&) = delete;
   ~CapturedWarnings() { flush(); }
 
-  // Where to write notes and warnings meanwhile.
+  // Where to write notes meanwhile ("note: …" lines).
   std::ostream& stream() { return text_; }
 
-  // The warnings written so far, without their "warning: " and newline, in order.
-  [[nodiscard]] std::vector<std::string> warnings() const {
-    std::vector<std::string> out;
-    std::istringstream lines(text_.str());
-    for (std::string line; std::getline(lines, line);) {
-      if (line.rfind(kPrefix, 0) == 0) out.push_back(line.substr(sizeof kPrefix - 1));
-    }
-    return out;
+  // Writes "warning: TEXT" in turn with the notes, and keeps the warning for the result.
+  void warn(Notice warning) {
+    text_ << "warning: " << warning.text << "\n";
+    warnings_.push_back(std::move(warning));
   }
+
+  // The warnings given so far, in order.
+  [[nodiscard]] const std::vector<Notice>& warnings() const { return warnings_; }
 
   // Writes what was held to stderr (once; the destructor does it otherwise, also when the command throws).
   void flush() {
@@ -37,9 +38,9 @@ class CapturedWarnings {
   }
 
  private:
-  static constexpr char kPrefix[] = "warning: ";
   std::ostream& err_;
   std::ostringstream text_;
+  std::vector<Notice> warnings_;
 };
 
 }  // namespace gpubudget::cli

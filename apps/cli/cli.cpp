@@ -487,7 +487,7 @@ int run_command(std::vector<std::string> args, std::ostream& out, std::ostream& 
         err << fmt::format("note: vLLM settings without an effect on the modelled memory, ignored: {}\n",
                            fmt::join(command.ignored, " "));
       }
-      for (const auto& note : command.notes) err << "warning: " << note << "\n";
+      for (const auto& note : command.notes) err << "warning: " << note.text << "\n";
       fit_options.pasted_command_warnings = command.notes;  // also into fit's JSON `warnings`
     }
     args = expand_vllm_short_flags(std::move(args));

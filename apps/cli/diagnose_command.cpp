@@ -60,7 +60,7 @@ void print_human(const VllmLogFacts& f, const Diagnosis& d, std::ostream& out) {
                          figure_text(c.predicted, c.unit), diff, c.basis);
     }
   }
-  for (const auto& n : d.notes) out << "note: " << n << "\n";
+  for (const auto& n : d.notes) out << "note: " << n.text << "\n";
 }
 
 }  // namespace

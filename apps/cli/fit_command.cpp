@@ -27,7 +27,7 @@ namespace {
 // A model folder with safetensors files: the config-derived weights are checked against the headers'
 // (`gpubudget weights` shows the comparison module by module).
 void warn_if_headers_differ(const ModelSpec& model, const GpuSpec& gpu, const Deployment& d, const VllmProfile& profile,
-                            std::ostream& err) {
+                            CapturedWarnings& held) {
   std::error_code ec;
   const std::filesystem::path source(model.source);
   std::optional<CheckpointHeaders> headers;
@@ -36,7 +36,8 @@ void warn_if_headers_differ(const ModelSpec& model, const GpuSpec& gpu, const De
   } catch (const InputError& e) {
     // fit's figures come from the config; a checkpoint that cannot be read is said, not fatal
     // (`gpubudget weights` refuses it).
-    err << "warning: the weights could not be checked against the safetensors headers: " << e.what() << "\n";
+    held.warn({NoticeCode::kHeadersUnreadable,
+               fmt::format("the weights could not be checked against the safetensors headers: {}", e.what())});
     return;
   }
   if (!headers) return;
@@ -45,16 +46,17 @@ void warn_if_headers_differ(const ModelSpec& model, const GpuSpec& gpu, const De
   const HeaderComparison cmp = compare_with_headers(units, *headers);
   const Bytes diff = cmp.header_per_gpu - cmp.config_per_gpu;
   if (diff.count() == 0 && cmp.missing_units.empty() && cmp.unmatched_tensors.empty()) return;
-  err << fmt::format("warning: the safetensors headers imply {:+.3f} GiB of weights per GPU against the config "
-                     "({} modules differ, {} missing, {} header tensors unmatched); see `gpubudget weights {}`\n",
-                     to_gib(diff), cmp.differences.size(), cmp.missing_units.size(), cmp.unmatched_tensors.size(),
-                     model.source);
+  held.warn({NoticeCode::kHeadersDiffer,
+             fmt::format("the safetensors headers imply {:+.3f} GiB of weights per GPU against the config "
+                         "({} modules differ, {} missing, {} header tensors unmatched); see `gpubudget weights {}`",
+                         to_gib(diff), cmp.differences.size(), cmp.missing_units.size(), cmp.unmatched_tensors.size(),
+                         model.source)});
 }
 
 // --gpu auto: memory already in use on a GPU the deployment would take can fail vLLM's startup check
 // (vllm/v1/worker/utils.py request_memory: the free memory must cover utilization x total), before any
 // budget matters.
-void warn_if_gpus_busy(const ResolvedFit& f, const FitResult& result, std::ostream& err) {
+void warn_if_gpus_busy(const ResolvedFit& f, const FitResult& result, CapturedWarnings& held) {
   const Deployment& d = f.deployment;
   const std::int64_t world = d.tensor_parallel_size * d.pipeline_parallel_size * d.data_parallel_size;
   const double total = static_cast<double>(f.gpus.front().memory.count());
@@ -63,11 +65,14 @@ void warn_if_gpus_busy(const ResolvedFit& f, const FitResult& result, std::ostre
     if (g.index >= world || !g.used_mib) continue;
     const double used = static_cast<double>(*g.used_mib) * (1 << 20);
     if (total - used >= requested) continue;
-    err << fmt::format("warning: GPU {} already has {:.2f} GiB in use: vLLM's startup check needs {:.2f} GiB free "
-                       "(--gpu-memory-utilization {} of {:.2f} GiB) and would stop with \"Free memory on device ... is "
-                       "less than desired GPU memory utilization\"; free the GPU or lower the utilization to {:.2f}\n",
-                       g.index, used / (1 << 30), requested / (1 << 30), result.gpu_memory_utilization, total / (1 << 30),
-                       std::floor((total - used) / total * 100) / 100);
+    held.warn(
+        {NoticeCode::kGpuMemoryInUse,
+         fmt::format("GPU {} already has {:.2f} GiB in use: vLLM's startup check needs {:.2f} GiB free "
+                     "(--gpu-memory-utilization {} of {:.2f} GiB) and would stop with \"Free memory on device ... "
+                     "is less than desired GPU memory utilization\"; free the GPU or lower the utilization to "
+                     "{:.2f}",
+                     g.index, used / (1 << 30), requested / (1 << 30), result.gpu_memory_utilization, total / (1 << 30),
+                     std::floor((total - used) / total * 100) / 100)});
   }
 }
 
@@ -78,7 +83,8 @@ namespace {
 
 }  // namespace
 
-ResolvedFit resolve_fit_options(const FitOptions& o, const ConfigDir& configs, std::ostream& err) {
+ResolvedFit resolve_fit_options(const FitOptions& o, const ConfigDir& configs, CapturedWarnings& held) {
+  std::ostream& err = held.stream();
   if (!o.profile_file.empty() && !o.vllm_version.empty()) {
     throw UsageError("give --profile or --vllm-version, not both");
   }
@@ -87,11 +93,11 @@ ResolvedFit resolve_fit_options(const FitOptions& o, const ConfigDir& configs, s
                                          : load_vllm_profile_file(o.profile_file, configs),
                   {}};
   if (o.strict) refuse_unmodelled_keys(out.model);
-  std::vector<std::string> warnings;
+  std::vector<Notice> warnings;
   out.deployment = resolve_vllm_arguments(
       o.vllm, out.model, out.profile,
       [&](const std::string& id) { return load_cli_draft_model(id, o.hub, configs, err); }, warnings);
-  for (const auto& w : warnings) err << "warning: " << w << "\n";
+  for (auto& w : warnings) held.warn(std::move(w));
   const Deployment& d = out.deployment;
   if (o.gpu.empty() && o.gpu_memory.empty()) {
     throw UsageError("fit: give --gpu NAME (see `gpubudget gpus`) or --gpu-memory SIZE");
@@ -117,15 +123,17 @@ ResolvedFit resolve_fit_options(const FitOptions& o, const ConfigDir& configs, s
                        gpu.memory_estimated ? ", estimated" : "");
     for (const auto& other : out.detected) {
       if (other.name != out.detected.front().name || other.total_mib != out.detected.front().total_mib) {
-        err << fmt::format("warning: --gpu auto: GPU {} is a different GPU ({}); give one preset per stage with --gpu a,b\n",
-                           other.index, other.name);
+        held.warn({NoticeCode::kGpuAutoMixed,
+                   fmt::format("--gpu auto: GPU {} is a different GPU ({}); give one preset per stage with --gpu a,b",
+                               other.index, other.name)});
         break;
       }
     }
     const std::int64_t world = d.tensor_parallel_size * d.pipeline_parallel_size * d.data_parallel_size;
     if (static_cast<std::int64_t>(out.detected.size()) < world) {
-      err << fmt::format("warning: --gpu auto: this machine has {} GPU(s), the deployment needs {} (TP x PP x DP)\n",
-                         out.detected.size(), world);
+      held.warn({NoticeCode::kGpuAutoTooFew,
+                 fmt::format("--gpu auto: this machine has {} GPU(s), the deployment needs {} (TP x PP x DP)",
+                             out.detected.size(), world)});
     }
     out.gpus.assign(names.size() > 1 ? names.size() : 1, gpu);
     return out;
@@ -150,23 +158,20 @@ ResolvedFit resolve_fit_options(const FitOptions& o, const ConfigDir& configs, s
 
 int run_fit(const FitOptions& o, const ConfigDir& configs, std::ostream& out, std::ostream& err) {
   CapturedWarnings held(err);  // the flags' notes and warnings, until the result has them too
-  const ResolvedFit f = resolve_fit_options(o, configs, held.stream());
+  const ResolvedFit f = resolve_fit_options(o, configs, held);
   const Deployment& d = f.deployment;
   FitMemo memo(f.model);  // the remedies mostly keep the fit's layout and weights
   const FitResult result = fit(f.model, f.gpus, d, f.profile, &memo);
   const FitQuery query{f.model, f.gpus, d, f.profile, o.vllm_version};
   std::vector<Remedy> remedies;
   if (!result.fits) remedies = find_remedies(f.model, f.gpus, d, f.profile, result, &memo);
-  warn_if_gpus_busy(f, result, held.stream());
-  warn_if_headers_differ(f.model, f.gpus.front(), d, f.profile, held.stream());
+  warn_if_gpus_busy(f, result, held);
+  warn_if_headers_differ(f.model, f.gpus.front(), d, f.profile, held);
   // What is shown (JSON `warnings`, the verdict's count) has every warning: the fit's own, the pasted
   // vLLM command's, and those of the flags and checks above.
   FitResult shown = result;
-  std::vector<std::string> cli_warnings = o.pasted_command_warnings;
-  for (auto& w : held.warnings()) cli_warnings.push_back(std::move(w));
-  for (auto& w : cli_warnings) {
-    if (std::find(shown.warnings.begin(), shown.warnings.end(), w) == shown.warnings.end()) shown.warnings.push_back(std::move(w));
-  }
+  for (const auto& w : o.pasted_command_warnings) add_unique(shown.warnings, w);
+  for (const auto& w : held.warnings()) add_unique(shown.warnings, w);
   int status = result.fits ? 0 : 1;
   if (o.vllm_args) {
     const LaunchLength length = launch_length(result, o.safety_margin_percent);
@@ -189,7 +194,7 @@ int run_fit(const FitOptions& o, const ConfigDir& configs, std::ostream& out, st
     out << wrap_long_lines(text.str(), o.width);
   }
   held.flush();
-  for (const auto& w : result.warnings) err << "warning: " << w << "\n";
+  for (const auto& w : result.warnings) err << "warning: " << w.text << "\n";
   return status;
 }
 

@@ -25,7 +25,7 @@ struct FitOptions {
   std::string compute_capability;  // --compute-capability "major.minor" of a --gpu-memory GPU ("" = 9.0 assumed)
   std::string vllm_version;   // "" = newest modelled
   std::string profile_file;   // --profile: a profile file instead of --vllm-version
-  std::vector<std::string> pasted_command_warnings;  // of `fit -- vllm serve …` (printed when it was read)
+  std::vector<Notice> pasted_command_warnings;  // of `fit -- vllm serve …` (printed when it was read)
   VllmArguments vllm;  // the vLLM launch arguments, as given (resolved by the library: vllm_args.h)
   bool json = false;
   bool explain = false;
@@ -35,7 +35,7 @@ struct FitOptions {
   std::size_t width = 80;  // columns of the text report (0: no wrapping); --width, or the terminal's
 };
 
-// The deployment, GPUs and vLLM profile the options describe (shared by fit and sweep).
+// The deployment, GPUs and vLLM profile the options describe; notes go to `held`'s stream, warnings to `held`.
 struct ResolvedFit {
   ModelSpec model;
   std::vector<GpuSpec> gpus;  // one, or one per pipeline stage
@@ -43,7 +43,8 @@ struct ResolvedFit {
   VllmProfile profile;
   std::vector<DetectedGpu> detected;  // --gpu auto: what nvidia-smi reported
 };
-ResolvedFit resolve_fit_options(const FitOptions& options, const ConfigDir& configs, std::ostream& err);
+class CapturedWarnings;
+ResolvedFit resolve_fit_options(const FitOptions& options, const ConfigDir& configs, CapturedWarnings& held);
 
 // Returns the exit status (0 fits, 1 does not fit; with --vllm-args 0 when it printed a launch line,
 // 1 when no length fits). Throws InputError / UsageError.

@@ -214,7 +214,7 @@ void write_fit_text(const FitQuery& c, const FitResult& r, const std::vector<Rem
                                  : "DOES NOT FIT");
   if (!r.warnings.empty()) {
     out << fmt::format("  with {} warning{} (printed after this report): {}\n", r.warnings.size(),
-                       r.warnings.size() > 1 ? "s" : "", abbreviated(r.warnings.front(), 100));
+                       r.warnings.size() > 1 ? "s" : "", abbreviated(r.warnings.front().text, 100));
   }
   if (!r.vllm_error.empty()) out << "vLLM " << vllm_version << " would stop with: " << r.vllm_error << "\n";
   if (!remedies.empty()) {

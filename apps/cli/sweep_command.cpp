@@ -166,11 +166,11 @@ int run_sweep_command(const SweepOptions& o, const ConfigDir& configs, std::ostr
     for (const auto v : int_list("--max-num-seqs", o.max_num_seqs)) axes.max_num_seqs.emplace_back(v);
   }
   Deployment base = o.deployment;
-  std::vector<std::string> launch_warnings;
+  std::vector<Notice> launch_warnings;
   apply_launch_options(
       o.launch, model, [&](const std::string& id) { return load_cli_draft_model(id, o.hub, configs, err); },
       launch_warnings, base);
-  for (const auto& w : launch_warnings) err << "warning: " << w << "\n";
+  for (const auto& w : launch_warnings) err << "warning: " << w.text << "\n";
   base.dtype = parse_model_dtype_choice(o.dtype);
   if (!o.max_num_batched_tokens.empty()) {
     base.max_num_batched_tokens = parse_human_int("--max-num-batched-tokens", o.max_num_batched_tokens);

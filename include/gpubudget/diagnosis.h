@@ -8,11 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "gpubudget/hub.h"
 #include "gpubudget/deployment.h"
 #include "gpubudget/gpu_spec.h"
+#include "gpubudget/hub.h"
 #include "gpubudget/load.h"
 #include "gpubudget/model_spec.h"
+#include "gpubudget/notice.h"
 #include "gpubudget/remedies.h"
 #include "gpubudget/vllm_log.h"
 #include "gpubudget/vllm_profile.h"
@@ -50,7 +51,7 @@ struct Diagnosis {
   std::vector<FigureComparison> comparison;           // with --model
   std::optional<Deployment> deployment;               // the settings read back from the log (with --model)
   std::string gpu;                                    // preset used for predictions ("" none)
-  std::vector<std::string> notes;
+  std::vector<Notice> notes;
 };
 
 // Never throws on what the log says: settings the model cannot run with (a TP the heads do not divide)

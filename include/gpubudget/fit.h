@@ -20,6 +20,7 @@
 #include "gpubudget/kv_cache.h"
 #include "gpubudget/mamba_state.h"
 #include "gpubudget/model_spec.h"
+#include "gpubudget/notice.h"
 #include "gpubudget/overheads.h"
 #include "gpubudget/served_model.h"  // model_for_dtype, model_as_served
 #include "gpubudget/vllm_profile.h"
@@ -117,8 +118,8 @@ struct FitResult {
   // is still computed, with the nearest backend, so that the figures show what the change would cost.
   bool vllm_would_start = true;
   std::string start_blocker;
-  std::vector<std::string> warnings;
-  std::vector<std::string> notes;  // how vLLM resolved settings (for --explain), not problems
+  std::vector<Notice> warnings;
+  std::vector<Notice> notes;  // how vLLM resolved settings (for --explain), not problems
 
   [[nodiscard]] const WorkerBudget& binding_worker() const { return workers[binding]; }
 };

@@ -24,6 +24,7 @@
 #include "gpubudget/hub.h"
 #include "gpubudget/launch_command.h"
 #include "gpubudget/load.h"
+#include "gpubudget/notice.h"
 #include "gpubudget/plan.h"
 #include "gpubudget/remedies.h"
 #include "gpubudget/sweep.h"

@@ -7,11 +7,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "gpubudget/bytes.h"
 #include "gpubudget/model_spec.h"
+#include "gpubudget/notice.h"
 #include "gpubudget/parallel_layout.h"
 #include "gpubudget/vllm_profile.h"
 
@@ -31,7 +33,7 @@ struct KvCacheDtype {
   std::int64_t element_bytes;  // bytes per stored value: 4, 2 or 1 (FP4 pairs count 1 per two)
   std::string reason;          // how it was resolved ("checkpoint kv_cache_scheme", "explicit", ...)
   KvElementLayout layout = KvElementLayout::kPlain;
-  std::string warning = {};    // what vLLM warns about while resolving it ("" when nothing)
+  std::optional<Notice> warning = {};  // what vLLM warns about while resolving it
 };
 
 // The KV dtype named `name` ("bfloat16", "fp8", "nvfp4", ...), with `reason`.

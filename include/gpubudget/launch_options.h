@@ -11,6 +11,7 @@
 
 #include "gpubudget/deployment.h"
 #include "gpubudget/model_spec.h"
+#include "gpubudget/notice.h"
 
 namespace gpubudget {
 
@@ -51,6 +52,6 @@ using ModelLoader = std::function<ModelSpec(const std::string& model)>;
 // (one sentence each, without a "warning: " prefix). Throws ArgumentError / InputError naming the flag,
 // the key and the value.
 void apply_launch_options(const LaunchOptions& options, const ModelSpec& model, const ModelLoader& load_draft,
-                          std::vector<std::string>& warnings, Deployment& d);
+                          std::vector<Notice>& warnings, Deployment& d);
 
 }  // namespace gpubudget

@@ -49,7 +49,7 @@ struct SweepRow {
   Bytes gpu_memory;                    // the GPU's CUDA-visible total
   double gpu_memory_utilization = 0;   // as resolved (valid rows)
   std::int64_t block_size = 0;         // as resolved (valid rows)
-  std::vector<std::string> warnings;
+  std::vector<Notice> warnings;
 };
 
 // Rows in axis order: GPU, then TP, PP, DCP, KV dtype, utilization, max_num_seqs (the last varies

@@ -60,7 +60,7 @@ struct VllmArguments {
 // appended to `warnings` (sentences without a "warning: " prefix). Throws ArgumentError for a value of
 // the wrong syntax or contradicting flags, InputError for a value wrong for the model.
 Deployment resolve_vllm_arguments(const VllmArguments& arguments, const ModelSpec& model, VllmProfile& profile,
-                                  const ModelLoader& load_draft, std::vector<std::string>& warnings);
+                                  const ModelLoader& load_draft, std::vector<Notice>& warnings);
 
 // One engine argument the parser reads: its long name (vLLM's, with dashes), whether it takes a value,
 // the fields of VllmArguments / Deployment it sets (Deployment's member names: the parity test checks
@@ -84,7 +84,7 @@ struct VllmLaunchLine {
   // long names with one value each (lists comma-joined, JSON merged). Given back to parse_vllm_args they
   // read the same.
   std::vector<std::string> flags;
-  std::vector<std::string> notes;    // flags or variables read with a caveat, or unknown (one sentence each)
+  std::vector<Notice> notes;         // flags or variables read with a caveat, or unknown (one sentence each)
   std::vector<std::string> ignored;  // vLLM flags and variables with no effect on GPU memory
 };
 
@@ -101,7 +101,7 @@ VllmLaunchLine parse_vllm_args(const std::vector<std::string>& words, const Engi
 // resolution's warnings.
 struct LaunchDeployment {
   Deployment deployment;
-  std::vector<std::string> warnings;
+  std::vector<Notice> warnings;
 };
 LaunchDeployment deployment_from_launch_line(const VllmLaunchLine& line, const ModelSpec& model, VllmProfile& profile,
                                              const ModelLoader& load_draft);

@@ -5,13 +5,14 @@
 #include <string>
 #include <vector>
 #include "gpubudget/engine_args.h"
+#include "gpubudget/notice.h"
 
 namespace gpubudget {
 
 struct VllmCommand {
   std::vector<std::string> flags;    // gpubudget arguments: MODEL first, then --flag value ...
   std::vector<std::string> ignored;  // vLLM flags that do not change the memory budget as modelled
-  std::vector<std::string> notes;    // flags or variables read with a caveat, one sentence each
+  std::vector<Notice> notes;         // flags or variables read with a caveat, one sentence each
 };
 
 // `tokens` is everything after `--`. Leading NAME=VALUE words are environment assignments; the

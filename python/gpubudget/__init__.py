@@ -35,7 +35,9 @@ from ._results import (
     Request,
     SweepResult,
     SweepRow,
+    Warning,
     WeightsReport,
+    _notices,
 )
 
 __version__: str = _native.__version__
@@ -293,7 +295,7 @@ class LaunchLine:
     vllm_args: Tuple[str, ...]
     arguments: Dict[str, Any]
     environment: Dict[str, str]
-    notes: Tuple[str, ...]
+    notes: Tuple[Warning, ...]  #: each a str with .code
     ignored: Tuple[str, ...]
 
 
@@ -311,7 +313,7 @@ def parse_vllm_serve(line: Union[str, Sequence[str]], *, config_dir: Optional[Pa
         vllm_args=tuple(document["vllm_args"]),
         arguments=dict(document["arguments"]),
         environment=dict(document["environment"]),
-        notes=tuple(document["notes"]),
+        notes=_notices(document["notes"], document["note_codes"]),
         ignored=tuple(document["ignored"]),
     )
 

@@ -35,6 +35,30 @@ class Bytes(int):
         return f"Bytes({int(self)})"
 
 
+class Warning(str):  # noqa: A001 (gpubudget.Warning; the builtin stays builtins.Warning)
+    """A warning or a note: its sentence (a ``str``, as before codes existed) with ``.code``, the stable
+    name of what it says (docs/warnings.md lists them), for tools that should not match English."""
+
+    __slots__ = ("code",)
+    code: str
+
+    def __new__(cls, text: str, code: str) -> "Warning":
+        self = super().__new__(cls, text)
+        self.code = code
+        return self
+
+    def __repr__(self) -> str:
+        return f"Warning({str(self)!r}, code={self.code!r})"
+
+
+def _notices(texts: Any, codes: Any) -> Tuple[Warning, ...]:
+    """The document's sentences with their parallel codes (``warnings`` / ``warning_codes``)."""
+    texts, codes = list(texts), list(codes)
+    if len(texts) != len(codes):
+        raise ValueError(f"{len(texts)} sentences but {len(codes)} codes")
+    return tuple(Warning(t, c) for t, c in zip(texts, codes))
+
+
 def _keep(result: Any, name: str, value: Any) -> Any:
     """Attaches what ``to_dict()`` needs to a frozen result as a plain attribute, not a dataclass field:
     ``dataclasses.asdict`` (and so ``pandas.DataFrame(rows)``) sees only the figures."""
@@ -102,8 +126,8 @@ class FitResult:
     per_gpu: PerGpu
     kv_cache: KvCache
     request: Request
-    warnings: Tuple[str, ...]
-    notes: Tuple[str, ...]
+    warnings: Tuple[Warning, ...]  #: each a str with .code
+    notes: Tuple[Warning, ...]  #: how vLLM resolved settings (--explain), each a str with .code
 
     @classmethod
     def _from_native(cls, answer: Any) -> "FitResult":
@@ -121,8 +145,8 @@ class FitResult:
             per_gpu=_bytes_fields(PerGpu, s["per_gpu"]),
             kv_cache=_bytes_fields(KvCache, s["kv_cache"]),
             request=_bytes_fields(Request, s["request"]),
-            warnings=s["warnings"],
-            notes=s["notes"],
+            warnings=_notices(s["warnings"], s["warning_codes"]),
+            notes=_notices(s["notes"], s["note_codes"]),
         )
         return _keep(result, "_answer", answer)
 
@@ -235,7 +259,7 @@ class Diagnosis(_Document):
     available_kv_cache_bytes: Optional[Bytes]
     estimated_max_model_len: Optional[int]
     remedies: Tuple[str, ...]
-    notes: Tuple[str, ...]
+    notes: Tuple[Warning, ...]  #: each a str with .code
 
     @classmethod
     def _from_document(cls, doc: Dict[str, Any]) -> "Diagnosis":
@@ -253,7 +277,7 @@ class Diagnosis(_Document):
             available_kv_cache_bytes=size("available_kv_cache_bytes"),
             estimated_max_model_len=doc["estimated_max_model_len"],
             remedies=tuple(doc["remedies"]),
-            notes=tuple(doc["notes"]),
+            notes=_notices(doc["notes"], doc["note_codes"]),
         ), "_document", doc)
 
 

@@ -36,6 +36,8 @@ def test_fit_of_every_bundled_model_matches_the_cli(cli, model):
     assert r.max_model_len == document["max_model_len"]
     assert r.kv_cache.bytes_per_token == document["kv_cache"]["bytes_per_token"]
     assert r.warnings == tuple(document["warnings"])
+    assert tuple(w.code for w in r.warnings) == tuple(document["warning_codes"])
+    assert tuple(n.code for n in r.notes) == tuple(document["note_codes"])
 
 
 @pytest.mark.parametrize(

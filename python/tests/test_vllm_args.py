@@ -73,3 +73,17 @@ def test_sweep_plan_and_weights_take_vllm_args():
     planned = gpubudget.plan("meta-llama/Llama-3.1-8B", gpus=["rtx-4090"], max_model_len=8192,
                              vllm_args=["--quantization", "fp8"])
     assert planned[0].found
+
+
+def test_warnings_and_notes_carry_their_codes():
+    # A flag vLLM does not have and a VLLM_MLA_DISABLE on a model without MLA layers: each a str with
+    # its stable code (docs/warnings.md), the sentence unchanged.
+    line = gpubudget.parse_vllm_serve("VLLM_MLA_DISABLE=1 vllm serve meta-llama/Llama-3.1-8B --frobnicate")
+    assert [n.code for n in line.notes] == ["flag_unknown"]
+    assert line.notes[0].startswith("--frobnicate is not one of vLLM's engine arguments")
+    result = gpubudget.fit(line.model, gpu="h100", vllm_args=line.vllm_args)
+    codes = [w.code for w in result.warnings]
+    assert "mla_disabled" in codes
+    mla = result.warnings[codes.index("mla_disabled")]
+    assert isinstance(mla, str) and mla == "VLLM_MLA_DISABLE=1 changes nothing: the model has no MLA layers"
+    assert repr(mla).startswith("Warning(")

@@ -155,13 +155,6 @@ LaunchDeployment launch_of(const JsonReader& r, const std::optional<VllmLaunchLi
                                      [&](const std::string& id) { return load_model(id, configs, hub); });
 }
 
-// `warnings` after the result's own, each once (as the CLI's fit --json shows them).
-void add_warnings(std::vector<std::string>& into, const std::vector<std::string>& warnings) {
-  for (const auto& w : warnings) {
-    if (std::find(into.begin(), into.end(), w) == into.end()) into.push_back(w);
-  }
-}
-
 // The request's "model", or the caller's model already loaded (then the request names none), or the
 // model its "vllm_args" serve (`vllm serve MODEL`, with their --revision and --download-dir).
 ModelSpec model_of(const JsonReader& r, const ConfigDir& configs, const ModelSpec* preloaded,
@@ -219,7 +212,7 @@ Answer fit_operation(const JsonReader& r, const ConfigDir& configs, const ModelS
   if (!result.fits) remedies = find_remedies(f.model, f.gpus, d, f.profile, result, &memo);
   const FitQuery query{f.model, f.gpus, d, f.profile, r.optional_string("vllm_version").value_or("")};
   FitResult shown = result;
-  add_warnings(shown.warnings, f.launch.warnings);
+  for (const auto& w : f.launch.warnings) add_unique(shown.warnings, w);
   return {result.fits ? 0 : 1, fit_json(query, shown, remedies)};
 }
 
@@ -418,7 +411,8 @@ Answer parse_vllm_args_operation(const JsonReader& r, const ConfigDir& configs) 
   j["vllm_args"] = line.flags;
   j["arguments"] = arguments;
   j["environment"] = environment;
-  j["notes"] = line.notes;
+  j["notes"] = notice_texts(line.notes);
+  j["note_codes"] = notice_code_names(line.notes);
   j["ignored"] = line.ignored;
   return {0, j.dump(2) + "\n"};
 }

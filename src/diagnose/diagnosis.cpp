@@ -150,9 +150,10 @@ bool shorter_length_fits(const Diagnosis& d) {
 // the weights the run loaded ("Model loading took"): then it is a note, not a remedy.
 void suggest_lower_utilization(const VllmLogFacts& f, double lowered, double total, Diagnosis& d) {
   if (f.model_loading_gib && total > 0 && lowered * total <= *f.model_loading_gib) {
-    d.notes.push_back(fmt::format("not suggested: --gpu-memory-utilization {:.2f} ({:.2f} GiB cannot hold the logged "
-                                  "{:.2f} GiB of weights)",
-                                  lowered, lowered * total, *f.model_loading_gib));
+    d.notes.push_back({NoticeCode::kRemedyNotSuggested,
+                       fmt::format("not suggested: --gpu-memory-utilization {:.2f} ({:.2f} GiB cannot hold the logged "
+                                   "{:.2f} GiB of weights)",
+                                   lowered, lowered * total, *f.model_loading_gib)});
     return;
   }
   d.remedies.push_back(fmt::format("--gpu-memory-utilization {:.2f}", lowered));
@@ -231,7 +232,8 @@ void compare(Diagnosis& d, const std::string& figure, const std::string& unit, s
 void predict(const VllmLogFacts& f, const DiagnosisContext& c, Diagnosis& d) {
   if (!c.model || !c.profile) return;
   if (!c.gpu) {
-    d.notes.push_back("no GPU given (--gpu) and the log's total capacity matches no preset: no prediction");
+    d.notes.push_back({NoticeCode::kNoPrediction,
+                       "no GPU given (--gpu) and the log's total capacity matches no preset: no prediction"});
     return;
   }
   const ModelSpec& model = *c.model;
@@ -240,7 +242,7 @@ void predict(const VllmLogFacts& f, const DiagnosisContext& c, Diagnosis& d) {
   try {
     Deployment dep = deployment_from(f, c);
     const std::string kv_note = reconcile_kv_dtype(f, model, *c.gpu, dep, profile, c.kv_cache_dtype.has_value());
-    if (!kv_note.empty()) d.notes.push_back(kv_note);
+    if (!kv_note.empty()) d.notes.push_back({NoticeCode::kKvDtypeFromLog, kv_note});
     const FitResult predicted = fit(model, *c.gpu, dep, profile);
     const WorkerBudget& w = predicted.binding_worker();
     d.deployment = dep;
@@ -304,10 +306,14 @@ void predict(const VllmLogFacts& f, const DiagnosisContext& c, Diagnosis& d) {
         anchored_fit = fit(model, *c.gpu, anchored, profile);
         const Bytes held = w.weights.total + bytes_of_gib(*available);
         if (!f.model_loading_gib && held > w.requested) {
-          d.notes.push_back(fmt::format(
-              "the log's {} available and the predicted {} of weights exceed the {} vLLM may use on {}: the "
-              "GPU (its memory), the model or the layout differ from the run's; remedies rest on the logged figure",
-              gib_text(*available), gib_text(gib_of(w.weights.total)), gib_text(gib_of(w.requested)), c.gpu->name));
+          d.notes.push_back(
+              {NoticeCode::kLogFiguresDisagree,
+               fmt::format(
+                   "the log's {} available and the predicted {} of weights exceed the {} vLLM may use on {}: the "
+                   "GPU (its memory), the model or the layout differ from the run's; remedies rest on the logged "
+                   "figure",
+                   gib_text(*available), gib_text(gib_of(w.weights.total)), gib_text(gib_of(w.requested)),
+                   c.gpu->name)});
         }
       }
       d.model_remedies = find_remedies(model, {*c.gpu}, anchored, profile, anchored_fit ? *anchored_fit : predicted);
@@ -317,7 +323,8 @@ void predict(const VllmLogFacts& f, const DiagnosisContext& c, Diagnosis& d) {
       }
       for (const Remedy& r : d.model_remedies) {
         if (r.blocked) {
-          d.notes.push_back(fmt::format("not suggested: {} ({})", r.change, r.caveat));
+          d.notes.push_back(
+              {NoticeCode::kRemedyNotSuggested, fmt::format("not suggested: {} ({})", r.change, r.caveat)});
           continue;
         }
         if (r.flags.empty()) continue;
@@ -326,8 +333,10 @@ void predict(const VllmLogFacts& f, const DiagnosisContext& c, Diagnosis& d) {
         if (line.rfind("--max-model-len", 0) == 0) continue;
         // A change that leaves less than the length the run asked for is no remedy for that run.
         if (f.max_model_len && r.max_model_len < *f.max_model_len && !r.reaches_target) {
-          d.notes.push_back(fmt::format("not suggested: {} (largest length {}, less than the log's --max-model-len {})",
-                                        r.change, r.max_model_len, *f.max_model_len));
+          d.notes.push_back(
+              {NoticeCode::kRemedyNotSuggested,
+               fmt::format("not suggested: {} (largest length {}, less than the log's --max-model-len {})", r.change,
+                           r.max_model_len, *f.max_model_len)});
           continue;
         }
         flags.push_back(fmt::format("{}  (largest length {})", line, r.max_model_len));
@@ -335,7 +344,7 @@ void predict(const VllmLogFacts& f, const DiagnosisContext& c, Diagnosis& d) {
       if (!flags.empty()) d.remedies = flags;
     }
   } catch (const InputError& e) {
-    d.notes.push_back(fmt::format("no prediction: {}", e.what()));
+    d.notes.push_back({NoticeCode::kNoPrediction, fmt::format("no prediction: {}", e.what())});
   }
 }
 
@@ -347,15 +356,19 @@ Diagnosis diagnose_log(const VllmLogFacts& facts, const DiagnosisContext& contex
   remedies_from_log(facts, d);
   predict(facts, context, d);
   if (facts.truncated_lines > 0) {
-    d.notes.push_back(fmt::format("{} line(s) longer than {} bytes were cut", facts.truncated_lines, kMaxLogLineBytes));
+    d.notes.push_back({NoticeCode::kLogLinesCut, fmt::format("{} line(s) longer than {} bytes were cut",
+                                                             facts.truncated_lines, kMaxLogLineBytes)});
   }
   if (facts.workers > 1 && facts.available_kv_cache_gib) {
-    d.notes.push_back(fmt::format("{} workers logged; the smallest available KV memory is used", facts.workers));
+    d.notes.push_back({NoticeCode::kLogWorkers,
+                       fmt::format("{} workers logged; the smallest available KV memory is used", facts.workers)});
   }
   if (facts.implausible_figures > 0) {
-    d.notes.push_back(fmt::format("{} figure(s) in the log are beyond what any GPU or startup shows (more than {} GiB, "
-                                  "a utilization outside (0, 1], a count beyond {}) and were ignored",
-                                  facts.implausible_figures, kMaxLoggedGib, kMaxLoggedCount));
+    d.notes.push_back(
+        {NoticeCode::kLogFiguresIgnored,
+         fmt::format("{} figure(s) in the log are beyond what any GPU or startup shows (more than {} GiB, "
+                     "a utilization outside (0, 1], a count beyond {}) and were ignored",
+                     facts.implausible_figures, kMaxLoggedGib, kMaxLoggedCount)});
   }
   return d;
 }
@@ -432,18 +445,21 @@ LogDiagnosis diagnose_with_settings(VllmLogFacts facts, const DiagnoseSettings& 
   // network (a path, a bundled id, the Hugging Face or gpubudget cache); a logged model that is not is a
   // note, not an error, and not a fetch.
   std::string model_name = settings.model;
-  std::string model_note, version_note;
+  std::optional<Notice> model_note, version_note;
   if (model_name.empty() && out.facts.model) {
     HubOptions offline = settings.hub ? *settings.hub : hub_options_from_environment();
     offline.offline = true;
     try {
       out.model = std::make_shared<const ModelSpec>(load_model(*out.facts.model, configs, offline));
       model_name = *out.facts.model;
-      model_note = fmt::format("model {} taken from the log (--model to give another)", model_name);
+      model_note = Notice{NoticeCode::kModelFromLog,
+                          fmt::format("model {} taken from the log (--model to give another)", model_name)};
     } catch (const InputError& e) {
-      model_note = fmt::format("the log names model {}, not found without the network, so there is no prediction "
-                               "(--model fetches it): {}",
-                               *out.facts.model, e.what());
+      model_note =
+          Notice{NoticeCode::kNoPrediction,
+                 fmt::format("the log names model {}, not found without the network, so there is no prediction "
+                             "(--model fetches it): {}",
+                             *out.facts.model, e.what())};
     }
   } else if (!model_name.empty()) {
     out.model = std::make_shared<const ModelSpec>(settings.hub ? load_model(model_name, configs, *settings.hub)
@@ -460,19 +476,24 @@ LogDiagnosis diagnose_with_settings(VllmLogFacts facts, const DiagnoseSettings& 
     if (version.empty() && out.facts.vllm_version) version = *out.facts.vllm_version;
     try {
       context.profile = load_vllm_profile(version, configs);
-      version_note = context.profile->version_note;  // the nearest profile, when there is none of that release
+      // The nearest profile, when there is none of that release.
+      if (!context.profile->version_note.empty()) {
+        version_note = Notice{NoticeCode::kProfileNearest, context.profile->version_note};
+      }
     } catch (const InputError& e) {
       if (!settings.vllm_version.empty()) throw;
       // A logged release older than any gpubudget answers (the V0 engine's accounting): no prediction
       // rather than one by another release's rules.
-      version_note = fmt::format("no prediction for the log's vLLM {} ({}); --vllm-version to predict with a profile",
-                                 version, e.what());
+      version_note =
+          Notice{NoticeCode::kNoPrediction,
+                 fmt::format("no prediction for the log's vLLM {} ({}); --vllm-version to predict with a profile",
+                             version, e.what())};
     }
   }
   context.kv_cache_dtype = settings.kv_cache_dtype;
   out.diagnosis = diagnose_log(out.facts, context);
-  if (!version_note.empty()) out.diagnosis.notes.insert(out.diagnosis.notes.begin(), version_note);
-  if (!model_note.empty()) out.diagnosis.notes.insert(out.diagnosis.notes.begin(), model_note);
+  if (version_note) out.diagnosis.notes.insert(out.diagnosis.notes.begin(), *version_note);
+  if (model_note) out.diagnosis.notes.insert(out.diagnosis.notes.begin(), *model_note);
   return out;
 }
 

@@ -75,7 +75,8 @@ std::string diagnosis_json(const VllmLogFacts& f, const Diagnosis& d) {
   }
   j["comparison"] = comparison;
   j["gpu"] = d.gpu.empty() ? Json(nullptr) : Json(d.gpu);
-  j["notes"] = d.notes;
+  j["notes"] = notice_texts(d.notes);
+  j["note_codes"] = notice_code_names(d.notes);
   j["lines"] = f.lines;
   return detail::document_text(j);
 }

@@ -135,8 +135,10 @@ std::string fit_json(const FitQuery& q, const FitResult& r, const std::vector<Re
                            {"caveat", detail::string_or_null(rem.caveat)}});
   }
   j["remedies"] = remedy_list;
-  j["warnings"] = r.warnings;
-  j["notes"] = r.notes;
+  j["warnings"] = notice_texts(r.warnings);
+  j["warning_codes"] = notice_code_names(r.warnings);  // docs/warnings.md
+  j["notes"] = notice_texts(r.notes);
+  j["note_codes"] = notice_code_names(r.notes);
   return detail::document_text(j);
 }
 

@@ -60,7 +60,8 @@ std::string sweep_json(const ModelSpec& model, const std::vector<SweepRow>& rows
       row["weights_bytes"] = r.weights_per_gpu.count();
       row["kv_cache_bytes"] = r.kv_cache_per_gpu.count();
       row["vllm_would_start"] = r.starts;
-      row["warnings"] = r.warnings;
+      row["warnings"] = notice_texts(r.warnings);
+      row["warning_codes"] = notice_code_names(r.warnings);
     }
     row["deployment"] = deployment_document(r, vllm_version);
     j.push_back(std::move(row));

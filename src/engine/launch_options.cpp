@@ -100,7 +100,7 @@ SpeculativeDecoding parse_speculative_config(const std::string& text, std::strin
 // (Qwen2VLProcessingInfo._get_vision_info: `size` merged into the processor's, then `max_pixels` over
 // size.longest_edge). Returns 0 when the kwargs leave the largest image alone; warns about keys that are
 // passed to the processor and not modelled.
-std::int64_t largest_image_pixels(const std::string& text, const ModelSpec& model, std::vector<std::string>& warnings) {
+std::int64_t largest_image_pixels(const std::string& text, const ModelSpec& model, std::vector<Notice>& warnings) {
   const nlohmann::json j = parse_object("--mm-processor-kwargs", text);
   const auto pixels = [](const nlohmann::json& value, const std::string& key) {
     if (!value.is_number_integer() || value.get<std::int64_t>() < 1 || value.get<std::int64_t>() > (std::int64_t{1} << 40)) {
@@ -126,13 +126,15 @@ std::int64_t largest_image_pixels(const std::string& text, const ModelSpec& mode
   }
   const bool qwen2_vl_family = model.vision && model.vision->profile.pixels_per_token_side > 0;
   if (!qwen2_vl_family) {
-    warnings.push_back("--mm-processor-kwargs: not modelled for this model's processor; the encoder profile keeps "
-                       "the processor's defaults");
+    warnings.push_back({NoticeCode::kOptionNotModelled,
+                        "--mm-processor-kwargs: not modelled for this model's processor; the encoder profile keeps "
+                        "the processor's defaults"});
     return 0;
   }
   if (!unmodelled.empty()) {
-    warnings.push_back(
-        fmt::format("--mm-processor-kwargs {}: not modelled; the encoder profile may differ", fmt::join(unmodelled, ", ")));
+    warnings.push_back({NoticeCode::kOptionNotModelled,
+                        fmt::format("--mm-processor-kwargs {}: not modelled; the encoder profile may differ",
+                                    fmt::join(unmodelled, ", "))});
   }
   const std::int64_t side = model.vision->profile.pixels_per_token_side;
   if (largest > 0 && largest < side * side) {
@@ -199,7 +201,7 @@ std::int64_t json_count(const nlohmann::json& value, std::string_view key) {
 }  // namespace
 
 void apply_launch_options(const LaunchOptions& f, const ModelSpec& model, const ModelLoader& load_draft,
-                          std::vector<std::string>& warnings, Deployment& d) {
+                          std::vector<Notice>& warnings, Deployment& d) {
   if (!f.speculative_config.empty()) {
     std::string revision;
     d.speculative = parse_speculative_config(f.speculative_config, revision);
@@ -225,7 +227,8 @@ void apply_launch_options(const LaunchOptions& f, const ModelSpec& model, const 
   d.lora.target_modules = f.lora_target_modules;
   if (!f.enable_lora && (f.max_loras != 1 || f.max_lora_rank != 16 || f.fully_sharded_loras ||
                          !f.lora_target_modules.empty() || f.lora_dtype != "auto")) {
-    warnings.push_back("LoRA sizes without --enable-lora: vLLM allocates no adapter slots");
+    warnings.push_back(
+        {NoticeCode::kLoraOptionsWithoutLora, "LoRA sizes without --enable-lora: vLLM allocates no adapter slots"});
   }
   if (!f.quantization.empty()) d.quantization = parse_online_quantization(f.quantization, "--quantization");
   if (!(f.cpu_offload_gb >= 0 && f.cpu_offload_gb <= 1 << 20)) {
@@ -301,8 +304,11 @@ void apply_launch_options(const LaunchOptions& f, const ModelSpec& model, const 
         }
         d.max_cudagraph_capture_size = json_count(value, "max_cudagraph_capture_size");
       } else {
-        warnings.push_back(fmt::format(
-            "--compilation-config {}: not modelled; the CUDA-graph and activation estimates are without it", key));
+        warnings.push_back(
+            {NoticeCode::kOptionNotModelled,
+             fmt::format(
+                 "--compilation-config {}: not modelled; the CUDA-graph and activation estimates are without it",
+                 key)});
       }
     }
   }

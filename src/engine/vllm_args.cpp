@@ -27,7 +27,7 @@ std::vector<std::int64_t> parse_partition(const std::string& flag, const std::st
 }  // namespace
 
 Deployment resolve_vllm_arguments(const VllmArguments& o, const ModelSpec& model, VllmProfile& profile,
-                                  const ModelLoader& load_draft, std::vector<std::string>& warnings) {
+                                  const ModelLoader& load_draft, std::vector<Notice>& warnings) {
   Deployment d = o.deployment;
   apply_launch_options(o.launch, model, load_draft, warnings, d);
   d.dtype = parse_model_dtype_choice(o.dtype);
@@ -63,8 +63,9 @@ Deployment resolve_vllm_arguments(const VllmArguments& o, const ModelSpec& model
     }
     d.kv_connector = backend == "native" ? "OffloadingConnector" : "LMCacheConnectorV1";
     if (backend == "lmcache") {
-      warnings.push_back("--kv-offloading-backend lmcache: LMCache's GPU staging buffer (tens of MiB) is allocated "
-                         "after vLLM sizes the KV cache and is not counted");
+      warnings.push_back({NoticeCode::kKvOffloadingPartial,
+                          "--kv-offloading-backend lmcache: LMCache's GPU staging buffer (tens of MiB) is allocated "
+                          "after vLLM sizes the KV cache and is not counted"});
     }
   }
   if (!o.kv_cache_memory_bytes.empty()) {
@@ -91,9 +92,10 @@ Deployment resolve_vllm_arguments(const VllmArguments& o, const ModelSpec& model
     } else if (var == "VLLM_ATTENTION_BACKEND") {
       // Read by the versions whose profile has attention_backend_env (then --attention-backend).
       if (!profile.attention_backend_env) {
-        warnings.push_back(fmt::format("vLLM {} ignores VLLM_ATTENTION_BACKEND (removed; use "
-                                       "--attention-backend); the budget uses vLLM's own choice",
-                                       profile.version));
+        warnings.push_back(
+            {NoticeCode::kEnvVarRemoved, fmt::format("vLLM {} ignores VLLM_ATTENTION_BACKEND (removed; use "
+                                                     "--attention-backend); the budget uses vLLM's own choice",
+                                                     profile.version)});
       } else if (!d.attention_backend.empty() && d.attention_backend != value) {
         throw ArgumentError("--attention-backend and VLLM_ATTENTION_BACKEND disagree");
       } else {
@@ -102,9 +104,10 @@ Deployment resolve_vllm_arguments(const VllmArguments& o, const ModelSpec& model
     } else if (var == "VLLM_ALL2ALL_BACKEND") {
       // Read when --all2all-backend is not given, until the variable's removal (0.16).
       if (!profile.all2all.backend_env) {
-        warnings.push_back(fmt::format("vLLM {} ignores VLLM_ALL2ALL_BACKEND (removed; use --all2all-backend); "
-                                       "the budget uses vLLM's default",
-                                       profile.version));
+        warnings.push_back({NoticeCode::kEnvVarRemoved,
+                            fmt::format("vLLM {} ignores VLLM_ALL2ALL_BACKEND (removed; use --all2all-backend); "
+                                        "the budget uses vLLM's default",
+                                        profile.version)});
       } else if (!o.launch.all2all_backend.empty() && o.launch.all2all_backend != value) {
         throw ArgumentError("--all2all-backend and VLLM_ALL2ALL_BACKEND disagree");
       } else {
@@ -306,7 +309,7 @@ LaunchDeployment deployment_from_launch_line(const VllmLaunchLine& line, const M
                                              const ModelLoader& load_draft) {
   LaunchDeployment out;
   out.warnings = line.notes;
-  std::vector<std::string> warnings;
+  std::vector<Notice> warnings;
   out.deployment = resolve_vllm_arguments(line.arguments, model, profile, load_draft, warnings);
   out.warnings.insert(out.warnings.end(), warnings.begin(), warnings.end());
   return out;

@@ -229,24 +229,28 @@ VllmCommand translate_vllm_command(const std::vector<std::string>& tokens, const
       // spellings (--no-enforce-eager) are vLLM's default.
       if (known->takes_value && !glued_level && (has_inline || i + 1 < tokens.size())) take_value();
       if (known->status == EngineFlagStatus::kNotModelled) {
-        out.notes.push_back(fmt::format("{} changes GPU memory in ways gpubudget does not model; the budget is "
-                                        "without it (configs/vllm-engine-args.json says how)",
-                                        word));
+        out.notes.push_back({NoticeCode::kFlagNotModelled,
+                             fmt::format("{} changes GPU memory in ways gpubudget does not model; the budget is "
+                                         "without it (configs/vllm-engine-args.json says how)",
+                                         word)});
       } else {
         out.ignored.push_back(word);
       }
     } else {
       const bool takes_value = has_inline || (i + 1 < tokens.size() && tokens[i + 1].rfind("-", 0) != 0);
       if (takes_value) take_value();
-      out.notes.push_back(fmt::format("{} is not one of vLLM's engine arguments (main branch of 2026-05, commit {}); "
-                                      "gpubudget does not know what it does to GPU memory and the budget is without it",
-                                      word, engine_args.vllm_commit.substr(0, 9)));
+      out.notes.push_back(
+          {NoticeCode::kFlagUnknown,
+           fmt::format("{} is not one of vLLM's engine arguments (main branch of 2026-05, commit {}); "
+                       "gpubudget does not know what it does to GPU memory and the budget is without it",
+                       word, engine_args.vllm_commit.substr(0, 9))});
     }
   }
   if (!model.empty() && !flag_model.empty() && flag_model != model) {
-    out.notes.push_back(fmt::format("the vllm command names two models: `vllm serve {}` and `--model {}`; vLLM serves "
-                                    "the positional {}, and so does this budget",
-                                    model, flag_model, model));
+    out.notes.push_back({NoticeCode::kModelNamedTwice,
+                         fmt::format("the vllm command names two models: `vllm serve {}` and `--model {}`; vLLM serves "
+                                     "the positional {}, and so does this budget",
+                                     model, flag_model, model)});
   }
   if (!compilation.empty()) {
     flags.push_back("--compilation-config");
@@ -267,8 +271,9 @@ VllmCommand translate_vllm_command(const std::vector<std::string>& tokens, const
       out.flags.push_back("--vllm-env");
       out.flags.push_back(assignment);
     } else if (changes_memory_unmodelled(var)) {
-      out.notes.push_back(fmt::format("{} changes GPU memory in ways gpubudget does not model; the budget is without it",
-                                      var));
+      out.notes.push_back(
+          {NoticeCode::kEnvVarNotModelled,
+           fmt::format("{} changes GPU memory in ways gpubudget does not model; the budget is without it", var)});
     } else if (var.rfind("VLLM_", 0) == 0) {
       out.ignored.push_back(var);
     }

@@ -137,9 +137,10 @@ All2AllBuffers all2all_buffers(const ModelSpec& model, const Deployment& d, cons
     return out;
   }
   if (listed(profile.all2all.fallback_backends)) {
-    out.warnings.push_back(fmt::format("--all2all-backend {}: removed from vLLM {}, which falls back to "
-                                       "allgather_reducescatter",
-                                       name, profile.version));
+    out.warnings.push_back({NoticeCode::kAll2allBackendRemoved,
+                            fmt::format("--all2all-backend {}: removed from vLLM {}, which falls back to "
+                                        "allgather_reducescatter",
+                                        name, profile.version)});
     Deployment fallback = d;
     fallback.all2all_backend = All2AllBackend::kAllgatherReducescatter;
     All2AllBuffers rest = all2all_buffers(model, fallback, gpu, profile, limits);
@@ -148,7 +149,9 @@ All2AllBuffers all2all_buffers(const ModelSpec& model, const Deployment& d, cons
   }
   if (d.data_parallel_size <= 1) {
     if (d.all2all_backend != All2AllBackend::kAllgatherReducescatter) {
-      out.notes.push_back(fmt::format("--all2all-backend {}: no all-to-all manager without data parallelism (DP 1)", name));
+      out.notes.push_back(
+          {NoticeCode::kAll2allNoManager,
+           fmt::format("--all2all-backend {}: no all-to-all manager without data parallelism (DP 1)", name)});
     }
     return out;
   }
@@ -157,10 +160,11 @@ All2AllBuffers all2all_buffers(const ModelSpec& model, const Deployment& d, cons
     // mori shmem init (src/shmem/init.cpp): one static heap of MORI_SHMEM_HEAP_SIZE per GPU, 4 GiB by default
     // from mori 1.1.0 (2 GiB before), made in init_device before vLLM's first snapshot: the profiled budget
     // and the KV figures do not include it, and vLLM refuses to start when free memory is below the request.
-    out.warnings.push_back("--all2all-backend mori: its symmetric heap (MORI_SHMEM_HEAP_SIZE: 4 GiB by default "
-                           "from mori 1.1.0, 2 GiB before) is allocated before vLLM's memory snapshot, so the KV "
-                           "figures are without it; with the CUDA context it must fit in the memory "
-                           "--gpu-memory-utilization leaves unrequested, or vLLM refuses to start (not checked)");
+    out.warnings.push_back({NoticeCode::kAll2allMemoryNotCounted,
+                            "--all2all-backend mori: its symmetric heap (MORI_SHMEM_HEAP_SIZE: 4 GiB by default "
+                            "from mori 1.1.0, 2 GiB before) is allocated before vLLM's memory snapshot, so the KV "
+                            "figures are without it; with the CUDA context it must fit in the memory "
+                            "--gpu-memory-utilization leaves unrequested, or vLLM refuses to start (not checked)"});
     return out;
   }
   const ExpertsModule* experts = first_experts(model);
@@ -185,24 +189,28 @@ All2AllBuffers all2all_buffers(const ModelSpec& model, const Deployment& d, cons
   switch (d.all2all_backend) {
     case All2AllBackend::kAllgatherReducescatter:
     case All2AllBackend::kNaive:
-      out.warnings.push_back(fmt::format(
-          "--all2all-backend {}: no buffers of its own, but every rank's MoE layers run on the tokens of all {} DP "
-          "ranks gathered; that larger MoE activation is not modelled",
-          name == "naive" ? "naive (allgather_reducescatter)" : name, d.data_parallel_size));
+      out.warnings.push_back(
+          {NoticeCode::kAll2allActivationNotModelled,
+           fmt::format("--all2all-backend {}: no buffers of its own, but every rank's MoE layers run on the tokens of "
+                       "all {} DP "
+                       "ranks gathered; that larger MoE activation is not modelled",
+                       name == "naive" ? "naive (allgather_reducescatter)" : name, d.data_parallel_size)});
       return out;
     case All2AllBackend::kFlashInferTwoSided: {
       // MnnvlMoe (FlashInfer trtllm_alltoall): created lazily at the first dispatch, in the profile run.
       if (gpu.multiprocessors <= 0) {
-        out.warnings.push_back(fmt::format("--all2all-backend {}: its workspace depends on the GPU's multiprocessor "
-                                           "count, which the {} preset does not give; not modelled",
-                                           name, gpu.name));
+        out.warnings.push_back({NoticeCode::kAll2allNotModelled,
+                                fmt::format("--all2all-backend {}: its workspace depends on the GPU's multiprocessor "
+                                            "count, which the {} preset does not give; not modelled",
+                                            name, gpu.name)});
         return out;
       }
       out.non_torch = Bytes(flashinfer_two_sided_bytes(world, gpu.multiprocessors));
-      out.notes.push_back(fmt::format("FlashInfer two-sided all-to-all: {} B of FIFO workspaces ({} ranks, {} "
-                                      "multiprocessors), non-torch",
-                                      out.non_torch.count(), world, gpu.multiprocessors));
-      out.warnings.push_back(kMnnvlGranularityAssumption);
+      out.notes.push_back({NoticeCode::kAll2allBuffers,
+                           fmt::format("FlashInfer two-sided all-to-all: {} B of FIFO workspaces ({} ranks, {} "
+                                       "multiprocessors), non-torch",
+                                       out.non_torch.count(), world, gpu.multiprocessors)});
+      out.warnings.push_back({NoticeCode::kAll2allGranularityAssumed, kMnnvlGranularityAssumption});
       return out;
     }
     case All2AllBackend::kFlashInferOneSided: {
@@ -213,7 +221,9 @@ All2AllBuffers all2all_buffers(const ModelSpec& model, const Deployment& d, cons
       const auto& accepted = profile.all2all.one_sided_dispatch_formats;
       if (format.empty() || std::find(accepted.begin(), accepted.end(), format) == accepted.end()) {
         if (f.kind == QuantKind::kMxfp4) {
-          out.warnings.push_back(fmt::format("--all2all-backend {}: the dispatch of MXFP4 experts is not modelled", name));
+          out.warnings.push_back(
+              {NoticeCode::kAll2allNotModelled,
+               fmt::format("--all2all-backend {}: the dispatch of MXFP4 experts is not modelled", name)});
           return out;
         }
         out.start_blocker = fmt::format("--all2all-backend {} in vLLM {} dispatches only {} tokens, not the tokens of "
@@ -227,10 +237,11 @@ All2AllBuffers all2all_buffers(const ModelSpec& model, const Deployment& d, cons
       // and top-k fp32 weights; the combine returns bf16 tokens.
       const std::int64_t dispatch = (format == "nvfp4" ? h / 2 + h / 16 : 2 * h) + 8 * top_k;
       out.non_torch = Bytes(flashinfer_one_sided_bytes(world, tokens, dispatch, 2 * h));
-      out.notes.push_back(fmt::format("FlashInfer one-sided all-to-all: {} B workspace ({} ranks, {} tokens, {} B "
-                                      "dispatched and {} B combined per token), non-torch",
-                                      out.non_torch.count(), world, tokens, dispatch, 2 * h));
-      out.warnings.push_back(kMnnvlGranularityAssumption);
+      out.notes.push_back({NoticeCode::kAll2allBuffers,
+                           fmt::format("FlashInfer one-sided all-to-all: {} B workspace ({} ranks, {} tokens, {} B "
+                                       "dispatched and {} B combined per token), non-torch",
+                                       out.non_torch.count(), world, tokens, dispatch, 2 * h)});
+      out.warnings.push_back({NoticeCode::kAll2allGranularityAssumed, kMnnvlGranularityAssumption});
       return out;
     }
     case All2AllBackend::kPplx: {
@@ -243,27 +254,31 @@ All2AllBuffers all2all_buffers(const ModelSpec& model, const Deployment& d, cons
         // The combine buffer (fp32 tokens) is the larger of the two for every dispatch format.
         const std::int64_t dispatch = pplx_dispatch_bytes(*experts).value_or(2 * experts->hidden_size);
         out.non_torch = Bytes(pplx_intranode_bytes(tokens, experts->hidden_size, global_experts, world, dispatch));
-        out.notes.push_back(fmt::format("pplx intranode: {} B of dispatch / combine buffers ({} tokens per rank, "
-                                        "hidden {}, {} experts over {} ranks, one buffer per peer), non-torch",
-                                        out.non_torch.count(), tokens, experts->hidden_size, global_experts, world));
+        out.notes.push_back({NoticeCode::kAll2allBuffers,
+                             fmt::format("pplx intranode: {} B of dispatch / combine buffers ({} tokens per rank, "
+                                         "hidden {}, {} experts over {} ranks, one buffer per peer), non-torch",
+                                         out.non_torch.count(), tokens, experts->hidden_size, global_experts, world)});
         return out;
       }
       const auto dispatch = pplx_dispatch_bytes(*experts);
       if (!dispatch) {
-        out.warnings.push_back(fmt::format("--all2all-backend pplx across nodes: the dispatch format of {} experts is "
-                                           "not modelled, nor are its buffers",
-                                           describe(experts->format)));
+        out.warnings.push_back({NoticeCode::kAll2allNotModelled,
+                                fmt::format("--all2all-backend pplx across nodes: the dispatch format of {} experts is "
+                                            "not modelled, nor are its buffers",
+                                            describe(experts->format))});
         return out;
       }
       out.non_torch = Bytes(pplx_internode_bytes(tokens, experts->hidden_size, global_experts, world,
                                                  d.tensor_parallel_size, *dispatch));
-      out.notes.push_back(fmt::format("pplx internode: {} B of NVSHMEM dispatch / combine buffers ({} tokens per rank, "
-                                      "{} B per dispatched token, hidden {}, {} experts over {} ranks), non-torch",
-                                      out.non_torch.count(), tokens, *dispatch, experts->hidden_size, global_experts,
-                                      world));
-      out.warnings.push_back(fmt::format("pplx over {} GPUs (more than one node of 8 assumed): NVSHMEM's own heap, "
-                                         "reserved at nvshmem_init before vLLM's first snapshot, is not counted",
-                                         world));
+      out.notes.push_back(
+          {NoticeCode::kAll2allBuffers,
+           fmt::format("pplx internode: {} B of NVSHMEM dispatch / combine buffers ({} tokens per rank, "
+                       "{} B per dispatched token, hidden {}, {} experts over {} ranks), non-torch",
+                       out.non_torch.count(), tokens, *dispatch, experts->hidden_size, global_experts, world)});
+      out.warnings.push_back({NoticeCode::kAll2allMemoryNotCounted,
+                              fmt::format("pplx over {} GPUs (more than one node of 8 assumed): NVSHMEM's own heap, "
+                                          "reserved at nvshmem_init before vLLM's first snapshot, is not counted",
+                                          world)});
       return out;
     }
     case All2AllBackend::kNixlEp: {
@@ -276,33 +291,39 @@ All2AllBuffers all2all_buffers(const ModelSpec& model, const Deployment& d, cons
       const std::int64_t sized_experts = d.nixl_ep_max_num_ranks * local_experts;
       const std::int64_t buffer = nixl_ep_buffer_bytes(tokens, experts->hidden_size, sized_experts);
       out.non_torch = Bytes(buffer + kWorkspaceBytes);
-      out.notes.push_back(fmt::format("NIXL EP: buffer {} B ({} tokens per dispatch, hidden {}, {} experts: "
-                                      "VLLM_NIXL_EP_MAX_NUM_RANKS {} x {} local) + 32 MiB workspace, non-torch",
-                                      buffer, tokens, experts->hidden_size, sized_experts, d.nixl_ep_max_num_ranks,
-                                      local_experts));
-      out.warnings.push_back("NIXL EP: its mask and synchronisation buffers (a few KiB) are not counted");
+      out.notes.push_back(
+          {NoticeCode::kAll2allBuffers,
+           fmt::format("NIXL EP: buffer {} B ({} tokens per dispatch, hidden {}, {} experts: "
+                       "VLLM_NIXL_EP_MAX_NUM_RANKS {} x {} local) + 32 MiB workspace, non-torch",
+                       buffer, tokens, experts->hidden_size, sized_experts, d.nixl_ep_max_num_ranks, local_experts)});
+      out.warnings.push_back({NoticeCode::kAll2allMemoryNotCounted,
+                              "NIXL EP: its mask and synchronisation buffers (a few KiB) are not counted"});
       return out;
     }
     case All2AllBackend::kMori:
       return out;
     case All2AllBackend::kDeepEpHighThroughput: {
       out.non_torch = Bytes(nvl + kNvlTrailerBytes + kWorkspaceBytes);
-      out.notes.push_back(fmt::format("DeepEP high-throughput: NVLink buffer {} MiB (VLLM_DEEPEP_BUFFER_SIZE_MB) + "
-                                      "32 MiB workspace, non-torch",
-                                      d.deepep_buffer_size_mb));
+      out.notes.push_back({NoticeCode::kAll2allBuffers,
+                           fmt::format("DeepEP high-throughput: NVLink buffer {} MiB (VLLM_DEEPEP_BUFFER_SIZE_MB) + "
+                                       "32 MiB workspace, non-torch",
+                                       d.deepep_buffer_size_mb)});
       if (world > kNvlPeers) {
         out.non_torch += Bytes(nvl);
-        out.warnings.push_back(fmt::format(
-            "DeepEP high-throughput over {} GPUs (more than one node of 8 assumed): its {} MiB NVSHMEM RDMA buffer is "
-            "counted, NVSHMEM's own state is not",
-            world, d.deepep_buffer_size_mb));
+        out.warnings.push_back(
+            {NoticeCode::kAll2allMemoryNotCounted, fmt::format("DeepEP high-throughput over {} GPUs (more than one "
+                                                               "node of 8 assumed): its {} MiB NVSHMEM RDMA buffer is "
+                                                               "counted, NVSHMEM's own state is not",
+                                                               world, d.deepep_buffer_size_mb)});
       }
       out.disables_cuda_graphs = profile.all2all.deepep_high_throughput_disables_cuda_graphs;
       if (out.disables_cuda_graphs) {
-        out.notes.push_back("DeepEP high-throughput with DP > 1: vLLM turns CUDA graphs off (cudagraph_mode NONE)");
+        out.notes.push_back({NoticeCode::kAll2allDisablesCudaGraphs,
+                             "DeepEP high-throughput with DP > 1: vLLM turns CUDA graphs off (cudagraph_mode NONE)"});
       }
-      out.warnings.push_back("DeepEP high-throughput: the received tokens of a dispatch depend on the routing; the "
-                             "profile run's activation is modelled as without expert parallelism");
+      out.warnings.push_back({NoticeCode::kAll2allActivationNotModelled,
+                              "DeepEP high-throughput: the received tokens of a dispatch depend on the routing; the "
+                              "profile run's activation is modelled as without expert parallelism"});
       return out;
     }
     case All2AllBackend::kDeepEpLowLatency: {
@@ -332,13 +353,15 @@ All2AllBuffers all2all_buffers(const ModelSpec& model, const Deployment& d, cons
         return out;
       }
       out.non_torch = Bytes(nvl + kNvlTrailerBytes + kWorkspaceBytes + rdma);
-      out.notes.push_back(fmt::format(
-          "DeepEP low-latency: RDMA buffer {} B ({} tokens per dispatch, hidden {}, {} experts) + NVLink buffer {} MiB + "
-          "32 MiB workspace, non-torch",
-          rdma, tokens, *hidden, global_experts, d.deepep_buffer_size_mb));
-      out.warnings.push_back("DeepEP low-latency: NVSHMEM maps its heap in 512 MiB chunks and keeps state of its own, "
-                             "which is not counted; the batched experts' receive tensors are not in the activation "
-                             "estimate");
+      out.notes.push_back(
+          {NoticeCode::kAll2allBuffers, fmt::format("DeepEP low-latency: RDMA buffer {} B ({} tokens per dispatch, "
+                                                    "hidden {}, {} experts) + NVLink buffer {} MiB + "
+                                                    "32 MiB workspace, non-torch",
+                                                    rdma, tokens, *hidden, global_experts, d.deepep_buffer_size_mb)});
+      out.warnings.push_back({NoticeCode::kAll2allMemoryNotCounted,
+                              "DeepEP low-latency: NVSHMEM maps its heap in 512 MiB chunks and keeps state of its own, "
+                              "which is not counted; the batched experts' receive tensors are not in the activation "
+                              "estimate"});
       return out;
     }
   }

@@ -14,6 +14,7 @@
 #include "gpubudget/deployment.h"
 #include "gpubudget/gpu_spec.h"
 #include "gpubudget/model_spec.h"
+#include "gpubudget/notice.h"
 #include "gpubudget/overheads.h"
 #include "gpubudget/vllm_profile.h"
 
@@ -23,8 +24,8 @@ struct All2AllBuffers {
   Bytes non_torch;                    // per GPU, in vLLM's non-torch increase
   bool disables_cuda_graphs = false;  // vLLM sets cudagraph_mode NONE
   std::string start_blocker;          // why vLLM (DeepEP) refuses to start; "" when it starts
-  std::vector<std::string> notes;     // what was counted (for --explain)
-  std::vector<std::string> warnings;  // what is not modelled
+  std::vector<Notice> notes;          // what was counted (for --explain)
+  std::vector<Notice> warnings;       // what is not modelled
 };
 
 // True when vLLM 0.20+ gives this deployment the batched DP MoE scheduler default

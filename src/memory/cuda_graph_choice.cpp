@@ -85,9 +85,11 @@ CudaGraphChoice cuda_graph_choice(const Deployment& d, const VllmProfile& profil
   }
   std::string mode = d.cudagraph_mode;  // an explicit -cc value wins over the level's default
   if (d.optimization_level && !profile.optimization_levels) {
-    out.caveat = fmt::format("-O{}: vLLM {} reads -O as the torch.compile level, whose effect on CUDA graphs is not "
-                             "modelled; the graph estimate is the default capture's",
-                             *d.optimization_level, profile.version);
+    out.caveat =
+        Notice{NoticeCode::kCudaGraphsNotModelled,
+               fmt::format("-O{}: vLLM {} reads -O as the torch.compile level, whose effect on CUDA graphs is not "
+                           "modelled; the graph estimate is the default capture's",
+                           *d.optimization_level, profile.version)};
   } else if (d.optimization_level && mode.empty()) {
     // OPTIMIZATION_LEVEL_00: mode NONE, cudagraph_mode NONE; _01: PIECEWISE; _02 / _03: FULL_AND_PIECEWISE.
     mode = *d.optimization_level == 0 ? "NONE" : *d.optimization_level == 1 ? "PIECEWISE" : "";
@@ -130,13 +132,14 @@ CudaGraphChoice cuda_graph_choice(const Deployment& d, const VllmProfile& profil
   }
   const bool customised = !d.cudagraph_capture_sizes.empty() || d.max_cudagraph_capture_size ||
                           mode != "FULL_AND_PIECEWISE";
-  if (out.caveat.empty() && customised) {
-    out.caveat = fmt::format("CUDA graphs: {} piecewise and {} full captures ({}); the graph estimate's per-layer part "
-                             "is scaled by the graphs beyond each mode's first ({} against {} calibrated), as vLLM "
-                             "extrapolates its own estimate, but its first-capture / per-graph split is fitted on "
-                             "default captures only",
-                             out.piecewise_graphs, out.full_graphs, mode, out.extra_graphs(),
-                             kReferenceExtraCudaGraphs);
+  if (!out.caveat && customised) {
+    out.caveat =
+        Notice{NoticeCode::kCudaGraphsExtrapolated,
+               fmt::format("CUDA graphs: {} piecewise and {} full captures ({}); the graph estimate's per-layer part "
+                           "is scaled by the graphs beyond each mode's first ({} against {} calibrated), as vLLM "
+                           "extrapolates its own estimate, but its first-capture / per-graph split is fitted on "
+                           "default captures only",
+                           out.piecewise_graphs, out.full_graphs, mode, out.extra_graphs(), kReferenceExtraCudaGraphs)};
   }
   return out;
 }

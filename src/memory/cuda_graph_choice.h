@@ -5,10 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "gpubudget/deployment.h"
+#include "gpubudget/notice.h"
 #include "gpubudget/overheads.h"
 #include "gpubudget/vllm_profile.h"
 
@@ -17,7 +19,7 @@ namespace gpubudget::detail {
 struct CudaGraphChoice {
   bool captured = true;  // false: no graph memory (the estimate's zero)
   // Why the graph estimate may not hold; "" when it does.
-  std::string caveat;
+  std::optional<Notice> caveat;
   std::vector<std::int64_t> capture_sizes;  // ascending, in tokens; empty when nothing is captured
   std::int64_t piecewise_graphs = 0;        // PIECEWISE captures: one per size
   std::int64_t full_graphs = 0;             // FULL captures: uniform-decode sizes (every size in FULL mode)

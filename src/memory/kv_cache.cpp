@@ -48,9 +48,10 @@ KvCacheDtype resolve_kv_cache_dtype(const ModelSpec& model, KvCacheDtypeChoice r
     if (forces || autos) {
       KvCacheDtype d = kv_cache_dtype_named("fp8", fmt::format("the checkpoint's {}", q.kv_cache_declaration));
       if (forces) {
-        d.warning = fmt::format("the checkpoint's {} makes this vLLM store the KV cache in fp8 whatever "
-                                "--kv-cache-dtype says (Attention.__init__)",
-                                q.kv_cache_declaration);
+        d.warning = Notice{NoticeCode::kKvDtypeForcedByCheckpoint,
+                           fmt::format("the checkpoint's {} makes this vLLM store the KV cache in fp8 whatever "
+                                       "--kv-cache-dtype says (Attention.__init__)",
+                                       q.kv_cache_declaration)};
       }
       return d;
     }
@@ -67,9 +68,11 @@ KvCacheDtype resolve_kv_cache_dtype(const ModelSpec& model, KvCacheDtypeChoice r
       }
     }
     KvCacheDtype d = model_dtype_kv(model, "auto: the model dtype");
-    d.warning = fmt::format("this vLLM does not know the checkpoint's {} and keeps the KV cache in the model dtype "
-                            "(\"Unknown kv_cache_quant_algo\")",
-                            q.kv_cache_declaration);
+    d.warning =
+        Notice{NoticeCode::kKvDtypeDeclarationUnknown,
+               fmt::format("this vLLM does not know the checkpoint's {} and keeps the KV cache in the model dtype "
+                           "(\"Unknown kv_cache_quant_algo\")",
+                           q.kv_cache_declaration)};
     return d;
   }
   return model_dtype_kv(model, "auto: the model dtype");

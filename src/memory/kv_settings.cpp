@@ -187,7 +187,7 @@ void parse_skip_layers(const Deployment& d, const ModelSpec& model, KvCacheSetti
 }
 
 bool hybrid_manager_on(const ModelSpec& model, const Deployment& d, const KvCacheRules& rules,
-                       std::vector<std::string>& notes) {
+                       std::vector<Notice>& notes) {
   const bool chunked = std::any_of(model.layers.begin(), model.layers.end(), [](const LayerSpec& l) {
     return l.attention.kind == AttentionKind::kChunkedLocal;
   });
@@ -197,8 +197,9 @@ bool hybrid_manager_on(const ModelSpec& model, const Deployment& d, const KvCach
   const bool connector_disables =
       !d.kv_connector.empty() && !contains(rules.kv_connectors_with_hybrid_manager, d.kv_connector);
   if (runtime_disables) {
-    notes.push_back("chunked-local attention turns the hybrid KV cache manager off "
-                    "(VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=0)");
+    notes.push_back({NoticeCode::kHybridKvManagerOff,
+                     "chunked-local attention turns the hybrid KV cache manager off "
+                     "(VLLM_ALLOW_CHUNKED_LOCAL_ATTN_WITH_HYBRID_KV_CACHE=0)"});
   }
   if (!rules.hybrid_manager_flag_overrides) {
     // Before 0.14 the flag is a plain bool: any connector and chunked-local attention turn it off.
@@ -206,7 +207,8 @@ bool hybrid_manager_on(const ModelSpec& model, const Deployment& d, const KvCach
   }
   if (!d.disable_hybrid_kv_cache_manager) {
     if (connector_disables) {
-      notes.push_back(fmt::format("KV connector {} turns the hybrid KV cache manager off", d.kv_connector));
+      notes.push_back({NoticeCode::kHybridKvManagerOff,
+                       fmt::format("KV connector {} turns the hybrid KV cache manager off", d.kv_connector)});
     }
     return !runtime_disables && !connector_disables;
   }
@@ -236,32 +238,37 @@ void decide_mamba_mode(const ModelSpec& model, const Deployment& d, const VllmPr
   out.mamba_cache_mode = MambaCacheMode::kNone;
   if (rules.prefix_caching == "never") {
     if (asked) {
-      out.warnings.push_back("Hybrid or mamba-based model detected: disabling prefix caching since it is not yet "
-                             "supported.");
+      out.warnings.push_back({NoticeCode::kPrefixCachingDisabled,
+                              "Hybrid or mamba-based model detected: disabling prefix caching since it is not yet "
+                              "supported."});
     }
     out.prefix_caching = false;
   } else if (rules.prefix_caching == "supporting_models") {
     if (asked && supports) {
       out.mamba_cache_mode = MambaCacheMode::kAll;  // states cached per block, as `all` later
     } else if (asked) {
-      out.warnings.push_back("Hybrid or mamba-based model detected without support for prefix caching: disabling.");
+      out.warnings.push_back({NoticeCode::kPrefixCachingDisabled,
+                              "Hybrid or mamba-based model detected without support for prefix caching: disabling."});
       out.prefix_caching = false;
     }
   } else if (!asked) {
     if (d.mamba_cache_mode && *d.mamba_cache_mode != MambaCacheMode::kNone) {
-      out.warnings.push_back("Mamba cache mode is set to 'none' when prefix caching is disabled");
+      out.warnings.push_back(
+          {NoticeCode::kMambaCacheModeChanged, "Mamba cache mode is set to 'none' when prefix caching is disabled"});
     }
   } else if (d.mamba_cache_mode && *d.mamba_cache_mode != MambaCacheMode::kNone) {
     out.mamba_cache_mode = *d.mamba_cache_mode;
     if (out.mamba_cache_mode == MambaCacheMode::kAll && !supports) {
-      out.warnings.push_back(fmt::format("{} does not support mamba_cache_mode 'all'; falling back to 'align' mode.",
-                                         model.architecture));
+      out.warnings.push_back({NoticeCode::kMambaCacheModeChanged,
+                              fmt::format("{} does not support mamba_cache_mode 'all'; falling back to 'align' mode.",
+                                          model.architecture)});
       out.mamba_cache_mode = MambaCacheMode::kAlign;
     }
   } else {
     out.mamba_cache_mode = supports ? MambaCacheMode::kAll : MambaCacheMode::kAlign;
-    out.notes.push_back(fmt::format("Mamba cache mode is set to '{}' for {} by default when prefix caching is enabled",
-                                    mamba_cache_mode_name(out.mamba_cache_mode), model.architecture));
+    out.notes.push_back({NoticeCode::kMambaCacheModeDefault,
+                         fmt::format("Mamba cache mode is set to '{}' for {} by default when prefix caching is enabled",
+                                     mamba_cache_mode_name(out.mamba_cache_mode), model.architecture)});
   }
   if (d.mamba_block_size && !out.prefix_caching) {
     throw InputError("--mamba-block-size can only be set with --enable-prefix-caching (vLLM raises ValueError)");
@@ -331,13 +338,13 @@ KvDecisions decide_kv_cache(const ModelSpec& model, const GpuSpec& gpu, const De
   s.skip_dtype = kv_cache_dtype_named(std::string(dtype_name(model.dtype)), "--kv-cache-dtype-skip-layers: the model dtype");
 
   KvCacheDtype dtype = resolve_kv_cache_dtype(model, d.kv_cache_dtype, rules);
-  if (!dtype.warning.empty() && rules.compressed_tensors_kv_scheme == CheckpointKvSchemeRule::kForcesFp8) {
+  if (dtype.warning && rules.compressed_tensors_kv_scheme == CheckpointKvSchemeRule::kForcesFp8) {
     const auto honoured = detail::first_version_where(profile, [](const VllmProfile& p) {
       return p.kv_cache.compressed_tensors_kv_scheme != CheckpointKvSchemeRule::kForcesFp8;
     });
-    if (!honoured.empty()) dtype.warning += fmt::format("; vLLM {} honours the flag", honoured);
+    if (!honoured.empty()) dtype.warning->text += fmt::format("; vLLM {} honours the flag", honoured);
   }
-  if (!dtype.warning.empty()) out.warnings.push_back(dtype.warning);
+  if (dtype.warning) out.warnings.push_back(*dtype.warning);
   // DeepseekV32ForCausalLM.verify_and_update_config (<= 0.17): fp8 becomes the FlashMLA-sparse layout.
   if (contains(rules.fp8_ds_mla_architectures, model.architecture) &&
       (dtype.name == "fp8" || dtype.name == "fp8_e4m3")) {
@@ -370,13 +377,15 @@ KvDecisions decide_kv_cache(const ModelSpec& model, const GpuSpec& gpu, const De
   std::int64_t block = d.block_size.value_or(backend != nullptr ? backend->block_size : 16);
   if (backend != nullptr && d.block_size) {
     if (backend->ignores_user_block_size && *d.block_size != backend->block_size) {
-      out.warnings.push_back(fmt::format("vLLM {} sets block size {} for {} whatever --block-size says; {} is ignored",
-                                         profile.version, backend->block_size, backend->name, *d.block_size));
+      out.warnings.push_back({NoticeCode::kBlockSizeReplaced,
+                              fmt::format("vLLM {} sets block size {} for {} whatever --block-size says; {} is ignored",
+                                          profile.version, backend->block_size, backend->name, *d.block_size)});
       block = backend->block_size;
     } else if (rules.user_block_size == UserBlockSizeRule::kForcedByBackend && !backend->supports_block_size(block)) {
       if (backend->kind == AttentionKind::kMla) {
-        out.warnings.push_back(fmt::format("vLLM {} replaces --block-size {} by {} for {}", profile.version, block,
-                                           backend->block_size, backend->name));
+        out.warnings.push_back(
+            {NoticeCode::kBlockSizeReplaced, fmt::format("vLLM {} replaces --block-size {} by {} for {}",
+                                                         profile.version, block, backend->block_size, backend->name)});
         block = backend->block_size;
       } else if (out.start_blocker.empty()) {
         out.start_blocker = fmt::format("{} cannot run a block size of {} (its kernels take multiples of {}); vLLM would "
@@ -387,7 +396,7 @@ KvDecisions decide_kv_cache(const ModelSpec& model, const GpuSpec& gpu, const De
   }
   s.block_size = block;
 
-  std::vector<std::string> hma_notes;
+  std::vector<Notice> hma_notes;
   s.hybrid_manager = hybrid_manager_on(model, d, rules, hma_notes);
   for (auto& n : hma_notes) out.notes.push_back(std::move(n));
 
@@ -402,7 +411,8 @@ KvDecisions decide_kv_cache(const ModelSpec& model, const GpuSpec& gpu, const De
   out.hybrid = state != nullptr;
   if (!out.hybrid) {
     if (d.mamba_block_size || d.mamba_cache_mode) {
-      out.notes.push_back("the Mamba options have no effect: the model has no Mamba / linear-attention layers");
+      out.notes.push_back({NoticeCode::kMambaOptionsIgnored,
+                           "the Mamba options have no effect: the model has no Mamba / linear-attention layers"});
     }
     return out;
   }
@@ -445,9 +455,11 @@ KvDecisions decide_kv_cache(const ModelSpec& model, const GpuSpec& gpu, const De
   // <= 0.17: the platform's MLA block forcing runs after the alignment (not verified on hardware).
   if (backend != nullptr && rules.user_block_size == UserBlockSizeRule::kForcedByBackend &&
       backend->kind == AttentionKind::kMla && !backend->supports_block_size(s.block_size)) {
-    out.warnings.push_back(fmt::format("vLLM {} forces {}'s block size {} after aligning the hybrid block to {} tokens; "
-                                       "this combination is not verified on hardware",
-                                       profile.version, backend->name, backend->block_size, s.block_size));
+    out.warnings.push_back(
+        {NoticeCode::kBlockSizeUnverified,
+         fmt::format("vLLM {} forces {}'s block size {} after aligning the hybrid block to {} tokens; "
+                     "this combination is not verified on hardware",
+                     profile.version, backend->name, backend->block_size, s.block_size)});
     if (backend->block_size * out.attention_token_bytes.count() < out.mamba_state.count() && out.start_blocker.empty()) {
       out.start_blocker = fmt::format("{} forces a block of {} tokens, whose attention page ({} B) cannot hold one "
                                       "Mamba state ({} B); vLLM would fail to start",

@@ -13,6 +13,7 @@
 #include "gpubudget/kv_cache.h"
 #include "gpubudget/mamba_state.h"
 #include "gpubudget/model_spec.h"
+#include "gpubudget/notice.h"
 #include "gpubudget/vllm_profile.h"
 
 namespace gpubudget::detail {
@@ -29,8 +30,8 @@ struct KvDecisions {
   Bytes attention_token_bytes;           // pt of the hybrid alignment
   HybridAlignment alignment;
   std::string start_blocker;             // why vLLM would not start ("" when it would)
-  std::vector<std::string> warnings;
-  std::vector<std::string> notes;        // how settings were resolved, for --explain
+  std::vector<Notice> warnings;
+  std::vector<Notice> notes;  // how settings were resolved, for --explain
 };
 
 // Throws InputError for values this vLLM refuses at argument parsing (an unknown --kv-cache-dtype or

@@ -296,33 +296,39 @@ EngineChoices decide_launch(const FitInputs& in, detail::KvDecisions kv, FitResu
   const GpuSpec& gpu = in.gpu();
   r.notes = kv.notes;
   r.warnings = kv.warnings;
-  if (!profile.version_note.empty()) r.warnings.push_back(profile.version_note);
+  if (!profile.version_note.empty()) r.warnings.push_back({NoticeCode::kProfileNearest, profile.version_note});
   for (const auto& assumption : model.generic_assumptions) {
-    r.warnings.push_back(fmt::format("generic estimate ({} is not a modelled family; sized from its safetensors "
-                                     "headers): {}",
-                                     model.architecture, assumption));
+    r.warnings.push_back({NoticeCode::kGenericEstimate,
+                          fmt::format("generic estimate ({} is not a modelled family; sized from its safetensors "
+                                      "headers): {}",
+                                      model.architecture, assumption)});
   }
   if (!model.overheads_caveat.empty()) {
-    r.warnings.push_back(fmt::format("overhead estimate not calibrated for {}: {}; its uncertainty is tripled",
-                                     model.architecture, model.overheads_caveat));
+    r.warnings.push_back({NoticeCode::kOverheadsUncalibrated,
+                          fmt::format("overhead estimate not calibrated for {}: {}; its uncertainty is tripled",
+                                      model.architecture, model.overheads_caveat)});
   }
   if (model.drafter) {
-    r.warnings.push_back(fmt::format("speculative decoding ({}): the drafter's weights, KV layers, profile-run pass "
-                                     "and the rejection sampler's are counted; its layers count in the piecewise "
-                                     "CUDA graphs at the per-layer rate fitted on target models (no observation "
-                                     "with a drafter calibrates it)",
-                                     model.drafter->method));
+    r.warnings.push_back({NoticeCode::kSpeculativeDecodingEstimate,
+                          fmt::format("speculative decoding ({}): the drafter's weights, KV layers, profile-run pass "
+                                      "and the rejection sampler's are counted; its layers count in the piecewise "
+                                      "CUDA graphs at the per-layer rate fitted on target models (no observation "
+                                      "with a drafter calibrates it)",
+                                      model.drafter->method)});
     for (const auto& assumption : model.drafter->assumptions) {
-      r.warnings.push_back(fmt::format("speculative decoding ({}): {}", model.drafter->method, assumption));
+      r.warnings.push_back({NoticeCode::kSpeculativeDecodingEstimate,
+                            fmt::format("speculative decoding ({}): {}", model.drafter->method, assumption)});
     }
   }
   if (d.mla_disabled) {
     const auto mla = std::count_if(checkpoint.layers.begin(), checkpoint.layers.end(),
                                    [](const LayerSpec& l) { return l.attention.kind == AttentionKind::kMla; });
-    r.warnings.push_back(mla > 0 ? fmt::format("VLLM_MLA_DISABLE=1: the {} MLA layers run as multi-head attention, a K "
-                                               "and V of {} elements per head in the KV cache",
-                                               mla, checkpoint.mla_disabled_head_dim)
-                                 : std::string("VLLM_MLA_DISABLE=1 changes nothing: the model has no MLA layers"));
+    r.warnings.push_back({NoticeCode::kMlaDisabled,
+                          mla > 0
+                              ? fmt::format("VLLM_MLA_DISABLE=1: the {} MLA layers run as multi-head attention, a K "
+                                            "and V of {} elements per head in the KV cache",
+                                            mla, checkpoint.mla_disabled_head_dim)
+                              : std::string("VLLM_MLA_DISABLE=1 changes nothing: the model has no MLA layers")});
   }
   if (d.offload_group_size > 0 && !profile.prefetch_offloader) {
     throw InputError(fmt::format("--offload-group-size {}: vLLM {} has no prefetch offloader ({}, #29941)",
@@ -330,12 +336,13 @@ EngineChoices decide_launch(const FitInputs& in, detail::KvDecisions kv, FitResu
                                  detail::arrival_phrase(profile, [](const VllmProfile& p) { return p.prefetch_offloader; })));
   }
   if (d.offload_group_size > 0 && d.cpu_offload_gb > 0) {
-    r.warnings.push_back("--offload-group-size and --cpu-offload-gb: vLLM uses the prefetch offloader and ignores "
-                         "--cpu-offload-gb");
+    r.warnings.push_back({NoticeCode::kCpuOffloadIgnored,
+                          "--offload-group-size and --cpu-offload-gb: vLLM uses the prefetch offloader and ignores "
+                          "--cpu-offload-gb"});
   }
   const detail::CudaGraphChoice graphs =
       detail::cuda_graph_choice(d, profile, r.scheduler, model.num_speculative_tokens);
-  if (!graphs.caveat.empty()) r.warnings.push_back(graphs.caveat);
+  if (graphs.caveat) r.warnings.push_back(*graphs.caveat);
   if (graphs.captured) {
     r.cuda_graph_capture_sizes = static_cast<std::int64_t>(graphs.capture_sizes.size());
     r.cuda_graphs_piecewise = graphs.piecewise_graphs;
@@ -347,20 +354,22 @@ EngineChoices decide_launch(const FitInputs& in, detail::KvDecisions kv, FitResu
   if (!all2all.start_blocker.empty() && r.vllm_would_start) {
     r.vllm_would_start = false;
     r.start_blocker = all2all.start_blocker;
-    r.warnings.push_back(r.start_blocker);
+    r.warnings.push_back({NoticeCode::kWouldNotStart, r.start_blocker});
   }
   if (d.lora.enabled) {
-    r.warnings.push_back("LoRA: the adapter slots are counted; the CUDA graphs vLLM captures again for the LoRA case "
-                         "are not in the graph estimate");
+    r.warnings.push_back({NoticeCode::kLoraCudaGraphsNotCounted,
+                          "LoRA: the adapter slots are counted; the CUDA graphs vLLM captures again for the LoRA case "
+                          "are not in the graph estimate"});
   }
   for (const auto& key : model.unmodelled_config_keys) {
-    r.warnings.push_back(fmt::format("config key `{}` is not modelled by the {} parser; the figures may be wrong", key,
-                                     model.family));
+    r.warnings.push_back(
+        {NoticeCode::kConfigKeyNotModelled,
+         fmt::format("config key `{}` is not modelled by the {} parser; the figures may be wrong", key, model.family)});
   }
   if (!kv.start_blocker.empty()) {
     r.vllm_would_start = false;
     r.start_blocker = kv.start_blocker;
-    r.warnings.push_back(r.start_blocker);
+    r.warnings.push_back({NoticeCode::kWouldNotStart, r.start_blocker});
   }
   return {std::move(kv), graphs, all2all};
 }
@@ -383,9 +392,11 @@ void budget_workers(const FitInputs& in, const EngineChoices& e, FitResult& r) {
                                    stage_gpu.name, kMaxGpuMemory.count()));
     }
     if (stage_gpu.compute_capability_major != gpu.compute_capability_major || stage_gpu.platform != gpu.platform) {
-      r.warnings.push_back(fmt::format("pipeline stage {} runs on {}, a different GPU generation from stage 0's {}; the "
-                                       "budget assumes stage 0's {} backend everywhere",
-                                       stage, stage_gpu.name, gpu.name, r.attention_backend));
+      r.warnings.push_back(
+          {NoticeCode::kPipelineStagesDiffer,
+           fmt::format("pipeline stage {} runs on {}, a different GPU generation from stage 0's {}; the "
+                       "budget assumes stage 0's {} backend everywhere",
+                       stage, stage_gpu.name, gpu.name, r.attention_backend)});
     }
     const Bytes requested(static_cast<std::int64_t>(
         std::ceil(static_cast<double>(stage_gpu.memory.count()) * r.gpu_memory_utilization)));
@@ -432,9 +443,9 @@ void check_prefetch_slots(const FitInputs& in, FitResult& r) {
     if (w.weights.prefetch_buffers > headroom && r.vllm_would_start) {
       r.vllm_would_start = false;
       r.start_blocker = what + ": the KV cache allocation runs out of GPU memory";
-      r.warnings.push_back(r.start_blocker);
+      r.warnings.push_back({NoticeCode::kWouldNotStart, r.start_blocker});
     } else {
-      r.notes.push_back(what);
+      r.notes.push_back({NoticeCode::kPrefetchOffloaderSlots, what});
     }
   }
 }

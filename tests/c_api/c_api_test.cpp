@@ -91,6 +91,13 @@ TEST(CApi, AnUnknownArchitectureWithHeadersIsTheLabelledGenericEstimate) {
   // 2 x 1024 x 256 x 2 (embedding, head) + (256 + 128 + 128 + 256) x 256 x 2 = 1,441,792 B.
   EXPECT_EQ(j["per_gpu"]["weights_bytes"], 1'441'792);
   EXPECT_NE(j["warnings"].dump().find("generic estimate"), std::string::npos);
+  // Each warning has its code beside it, in the same place of `warning_codes`.
+  ASSERT_EQ(j["warning_codes"].size(), j["warnings"].size());
+  for (std::size_t i = 0; i < j["warnings"].size(); ++i) {
+    if (j["warnings"][i].get<std::string>().rfind("generic estimate", 0) == 0) {
+      EXPECT_EQ(j["warning_codes"][i], "generic_estimate") << j["warnings"][i];
+    }
+  }
   EXPECT_EQ(c.text, cli({"fit", dir.string(), "--gpu", "h100", "--json"}).text);
   std::filesystem::remove_all(dir);
 }

@@ -99,6 +99,7 @@ TEST(FirstUse, LaunchFlagWarningsReachTheJsonAndTheVerdict) {
   const std::string expected = "--compilation-config max_capture_size: not modelled";
   ASSERT_EQ(doc["warnings"].size(), 1U) << doc["warnings"].dump();
   EXPECT_EQ(doc["warnings"][0].get<std::string>().rfind(expected, 0), 0U) << doc["warnings"].dump();
+  EXPECT_EQ(doc["warning_codes"], nlohmann::json::array({"option_not_modelled"}));
   EXPECT_NE(j.err.find("warning: " + expected), std::string::npos) << j.err;
   // The phrase on one line: --width 0 (the report wraps at 80 columns by default, ReportsFit80Columns).
   std::vector<std::string> unwrapped = {"--width", "0"};
@@ -114,6 +115,7 @@ TEST(FirstUse, LaunchFlagWarningsReachTheJsonAndTheVerdict) {
   const std::string warning = pasted_doc["warnings"][0].get<std::string>();
   EXPECT_EQ(warning.rfind("--no-such-engine-flag", 0), 0U) << warning;
   EXPECT_NE(warning.find("is not one of vLLM's engine arguments"), std::string::npos) << warning;
+  EXPECT_EQ(pasted_doc["warning_codes"], nlohmann::json::array({"flag_unknown"}));
 }
 
 TEST(FirstUse, WeightsLargerThanTheGpuAreSaidNotANegativeKvFigure) {

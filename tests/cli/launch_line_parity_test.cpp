@@ -164,13 +164,16 @@ std::string c_abi_document(const nlohmann::json& c, const std::vector<std::strin
 
 // `document` without the warnings that are the pasted line's own notes (flags it holds beyond the
 // CLI's, such as --enable-eplb beside --eplb-config).
-std::string without_notes(const std::string& document, const std::vector<std::string>& notes) {
+std::string without_notes(const std::string& document, const std::vector<Notice>& notes) {
   auto j = nlohmann::ordered_json::parse(document);
   auto& warnings = j["warnings"];
+  auto& codes = j["warning_codes"];
   for (const auto& note : notes) {
-    for (auto it = warnings.begin(); it != warnings.end(); ++it) {
-      if (*it == note) {
-        warnings.erase(it);
+    for (std::size_t i = 0; i < warnings.size(); ++i) {
+      if (warnings[i] == note.text) {
+        EXPECT_EQ(codes[i], notice_code_name(note.code)) << note.text;
+        warnings.erase(i);
+        codes.erase(i);
         break;
       }
     }

@@ -32,7 +32,7 @@ TEST(VllmCommand, ServeLineBecomesFitFlags) {
                             "VLLM_PP_LAYER_PARTITION=31,30"}));
   EXPECT_EQ(c.ignored, (Words{"--trust-remote-code", "--port"}));
   ASSERT_EQ(c.notes.size(), 1u);
-  EXPECT_NE(c.notes[0].find("--enable-eplb"), std::string::npos);
+  EXPECT_NE(c.notes[0].text.find("--enable-eplb"), std::string::npos);
 }
 
 // Every flag of configs/vllm-engine-args.json is classified, and the parser and the list agree: the
@@ -65,8 +65,9 @@ TEST(VllmCommand, FlagsFollowTheirClassification) {
                              "--optimization-level", "3"}));
   EXPECT_EQ(c.ignored, (Words{"--tool-call-parser", "--no-enforce-eager"}));
   ASSERT_EQ(c.notes.size(), 2u);
-  EXPECT_NE(c.notes[0].find("--performance-mode changes GPU memory"), std::string::npos) << c.notes[0];
-  EXPECT_NE(c.notes[1].find("--frobnicate is not one of vLLM's engine arguments"), std::string::npos) << c.notes[1];
+  EXPECT_NE(c.notes[0].text.find("--performance-mode changes GPU memory"), std::string::npos) << c.notes[0].text;
+  EXPECT_NE(c.notes[1].text.find("--frobnicate is not one of vLLM's engine arguments"), std::string::npos)
+      << c.notes[1].text;
 }
 
 // --spec-method / --spec-model / --spec-tokens and dotted -sc.KEY=VALUE are --speculative-config keys
@@ -89,7 +90,8 @@ TEST(VllmCommand, EnvironmentVariablesFollowWhatTheyDo) {
   EXPECT_EQ(c.flags, (Words{"m", "--vllm-env", "VLLM_ATTENTION_BACKEND=TRITON_ATTN", "--vllm-env", "VLLM_MLA_DISABLE=1"}));
   EXPECT_EQ(c.ignored, (Words{"VLLM_LOGGING_LEVEL"}));
   ASSERT_EQ(c.notes.size(), 1u);
-  EXPECT_NE(c.notes[0].find("VLLM_USE_FLASHINFER_SAMPLER changes GPU memory"), std::string::npos) << c.notes[0];
+  EXPECT_NE(c.notes[0].text.find("VLLM_USE_FLASHINFER_SAMPLER changes GPU memory"), std::string::npos)
+      << c.notes[0].text;
 }
 
 // The model's revision and vLLM's download folder decide where the model is found.

@@ -43,8 +43,9 @@ TEST(All2All, MoriHeapIsOutsideTheBudgetAndWarned) {
   const FitResult plain = deepseek_v3("allgather_reducescatter", "0.22", 8);
   const FitResult mori = deepseek_v3("mori", "0.22", 8);
   EXPECT_EQ(mori.binding_worker().kv_cache, plain.binding_worker().kv_cache);
-  EXPECT_TRUE(std::any_of(mori.warnings.begin(), mori.warnings.end(), [](const std::string& w) {
-    return w.find("MORI_SHMEM_HEAP_SIZE") != std::string::npos && w.find("unrequested") != std::string::npos;
+  EXPECT_TRUE(std::any_of(mori.warnings.begin(), mori.warnings.end(), [](const Notice& w) {
+    return w.code == NoticeCode::kAll2allMemoryNotCounted && w.text.find("MORI_SHMEM_HEAP_SIZE") != std::string::npos &&
+           w.text.find("unrequested") != std::string::npos;
   }));
 }
 
@@ -110,7 +111,10 @@ TEST(All2All, PplxInternodeBuffersForDeepSeekV3) {
   const FitResult pplx = deepseek_v3("pplx", "0.15", 16);
   EXPECT_EQ(non_torch(pplx) - non_torch(deepseek_v3("allgather_reducescatter", "0.15", 16)), Bytes(4245483520LL));
   bool nvshmem_warned = false;
-  for (const auto& w : pplx.warnings) nvshmem_warned = nvshmem_warned || w.find("nvshmem_init") != std::string::npos;
+  for (const auto& w : pplx.warnings) {
+    nvshmem_warned = nvshmem_warned || (w.code == NoticeCode::kAll2allMemoryNotCounted &&
+                                        w.text.find("nvshmem_init") != std::string::npos);
+  }
   EXPECT_TRUE(nvshmem_warned);
 }
 
@@ -120,7 +124,10 @@ TEST(All2All, PplxFallsBackFromVllm017) {
   EXPECT_EQ(non_torch(pplx), non_torch(deepseek_v3("allgather_reducescatter", "0.17", 8)));
   ASSERT_FALSE(pplx.warnings.empty());
   bool said = false;
-  for (const auto& w : pplx.warnings) said = said || w.find("falls back to allgather_reducescatter") != std::string::npos;
+  for (const auto& w : pplx.warnings) {
+    said = said || (w.code == NoticeCode::kAll2allBackendRemoved &&
+                    w.text.find("falls back to allgather_reducescatter") != std::string::npos);
+  }
   EXPECT_TRUE(said);
 }
 
@@ -175,7 +182,10 @@ TEST(All2All, FlashInferTwoSidedWorkspaceFollowsTheMultiprocessors) {
   EXPECT_EQ(non_torch(l40s),
             non_torch(expert_parallel("deepseek-ai/DeepSeek-V3", "l40s", "allgather_reducescatter", "0.22", 8)));
   bool warned = false;
-  for (const auto& w : l40s.warnings) warned = warned || w.find("multiprocessor count") != std::string::npos;
+  for (const auto& w : l40s.warnings) {
+    warned = warned ||
+             (w.code == NoticeCode::kAll2allNotModelled && w.text.find("multiprocessor count") != std::string::npos);
+  }
   EXPECT_TRUE(warned);
 }
 
@@ -199,7 +209,10 @@ TEST(All2All, NoManagerWithoutDataParallelism) {
   const FitResult tp_only = deepseek_v3("deepep_low_latency", "0.22", 1);
   EXPECT_EQ(non_torch(tp_only), non_torch(deepseek_v3("allgather_reducescatter", "0.22", 1)));
   bool noted = false;
-  for (const auto& n : tp_only.notes) noted = noted || n.find("no all-to-all manager") != std::string::npos;
+  for (const auto& n : tp_only.notes) {
+    noted =
+        noted || (n.code == NoticeCode::kAll2allNoManager && n.text.find("no all-to-all manager") != std::string::npos);
+  }
   EXPECT_TRUE(noted);
 }
 

@@ -74,7 +74,8 @@ TEST(CudaGraphs, ExplicitSizesAndModes) {
   EXPECT_EQ(g.capture_sizes, (std::vector<std::int64_t>{1, 2, 4, 8}));
   EXPECT_EQ(g.piecewise_graphs, 4);
   EXPECT_EQ(g.full_graphs, 4);
-  EXPECT_FALSE(g.caveat.empty());
+  ASSERT_TRUE(g.caveat);
+  EXPECT_EQ(g.caveat->code, NoticeCode::kCudaGraphsExtrapolated);
   d.cudagraph_mode = "PIECEWISE";
   g = cuda_graph_choice(d, profile("0.22"), limits(256, 8192), 0);
   EXPECT_EQ(g.full_graphs, 0);

@@ -101,7 +101,8 @@ TEST(Fit, IncidentCheckpointFp8WouldFitButNoBackendTakesIt) {
   EXPECT_EQ(r.max_model_len, 262144);
   EXPECT_EQ(r.vllm_error, r.start_blocker);
   ASSERT_FALSE(r.warnings.empty());
-  EXPECT_NE(r.warnings.front().find("fp8_e4m3"), std::string::npos);
+  EXPECT_EQ(r.warnings.front().code, NoticeCode::kWouldNotStart);
+  EXPECT_NE(r.warnings.front().text.find("fp8_e4m3"), std::string::npos);
   // From vLLM 0.18 TRITON_MLA takes it, and the same deployment starts.
   const FitResult v18 = fit(in.model, in.gpu, in.deployment(), load_vllm_profile("0.18", test::configs()));
   EXPECT_TRUE(v18.vllm_would_start);
@@ -181,7 +182,8 @@ TEST(Fit, VersionsWithoutAProfileOfTheirOwnAreMatchedAndSaidSo) {
   // fit() reports the note with its warnings.
   Incident in;
   const FitResult r = fit(in.model, in.gpu, in.deployment(), old);
-  EXPECT_NE(std::find(r.warnings.begin(), r.warnings.end(), old.version_note), r.warnings.end());
+  EXPECT_NE(std::find(r.warnings.begin(), r.warnings.end(), Notice{NoticeCode::kProfileNearest, old.version_note}),
+            r.warnings.end());
 }
 
 TEST(Fit, BlockSizeFollowsTheBackendVllmWouldPick) {

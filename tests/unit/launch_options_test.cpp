@@ -443,8 +443,9 @@ TEST(Speculative, Eagle3HeadForLlama31_8b) {
   EXPECT_EQ(tp1.needed.count() * 32, plain.needed.count() * 33);
   EXPECT_EQ(tp1.binding_worker().kv.bytes_per_token().count(), 33 * 4096);
   const auto said = [](const FitResult& r, const std::string& text) {
-    return std::any_of(r.warnings.begin(), r.warnings.end(),
-                       [&](const std::string& w) { return w.find(text) != std::string::npos; });
+    return std::any_of(r.warnings.begin(), r.warnings.end(), [&](const Notice& w) {
+      return w.code == NoticeCode::kSpeculativeDecodingEstimate && w.text.find(text) != std::string::npos;
+    });
   };
   EXPECT_TRUE(said(tp1, "taken to hold no embed_tokens")) << "the embedding assumption is labelled";
   d.tensor_parallel_size = 8;
@@ -576,8 +577,9 @@ TEST(Speculative, Eagle3MlaHeadForKimiK25) {
   EXPECT_EQ(drafted.binding_worker().kv.layers.back().token_bytes.count(), 576 * 2);
   EXPECT_EQ(drafted.needed.count() * 61, plain.needed.count() * 62);
   const auto said = [&](const std::string& text) {
-    return std::any_of(drafted.warnings.begin(), drafted.warnings.end(),
-                       [&](const std::string& w) { return w.find(text) != std::string::npos; });
+    return std::any_of(drafted.warnings.begin(), drafted.warnings.end(), [&](const Notice& w) {
+      return w.code == NoticeCode::kSpeculativeDecodingEstimate && w.text.find(text) != std::string::npos;
+    });
   };
   EXPECT_TRUE(said("rotary cache is counted as its own (67108864 B"));
   EXPECT_TRUE(said("taken to hold no embed_tokens"));
@@ -667,8 +669,10 @@ TEST(Speculative, MedusaHeadsForLlama31_8b) {
   EXPECT_EQ(component(drafted.binding_worker().weights, Component::kDraft).count(), 1'676'697'600LL);
   EXPECT_EQ((drafted.binding_worker().weights.total - plain.binding_worker().weights.total).count(), 1'676'697'600LL);
   EXPECT_EQ(drafted.binding_worker().kv.bytes_per_token(), plain.binding_worker().kv.bytes_per_token());
-  EXPECT_TRUE(std::any_of(drafted.warnings.begin(), drafted.warnings.end(), [](const std::string& w) {
-    return w.find("vLLM builds 3 Medusa heads (num_speculative_tokens), the checkpoint has 5") != std::string::npos;
+  EXPECT_TRUE(std::any_of(drafted.warnings.begin(), drafted.warnings.end(), [](const Notice& w) {
+    return w.code == NoticeCode::kSpeculativeDecodingEstimate &&
+           w.text.find("vLLM builds 3 Medusa heads (num_speculative_tokens), the checkpoint has 5") !=
+               std::string::npos;
   }));
 
   const std::string shared_head = R"({"model_type": "medusa", "hidden_size": 4096, "vocab_size": 128256,
@@ -772,7 +776,7 @@ TEST(CudaGraphs, OptimizationLevelAndCudagraphMode) {
   const auto warned = [&](const Deployment& x, const VllmProfile& p, const std::string& text) {
     const FitResult r = fit(m, h100, x, p);
     return std::any_of(r.warnings.begin(), r.warnings.end(),
-                       [&](const std::string& w) { return w.find(text) != std::string::npos; });
+                       [&](const Notice& w) { return w.text.find(text) != std::string::npos; });
   };
   Deployment o0 = d;
   o0.optimization_level = 0;

@@ -34,7 +34,7 @@ LAYERS = [
 # The public headers' layers. A header missing here is reported, so a new one gets a layer when added.
 PUBLIC = {
     "error.h": "core", "bytes.h": "core", "dtype.h": "core", "deployment.h": "core", "limits.h": "core",
-    "config_dir.h": "core", "argument_values.h": "core", "gpubudget.h": "core", "version.h": "core",
+    "config_dir.h": "core", "argument_values.h": "core", "gpubudget.h": "core", "version.h": "core", "notice.h": "core",
     "gpu_spec.h": "gpu", "gpu_presets.h": "gpu", "gpu_detect.h": "gpu",
     "vllm_log.h": "log",
     "safetensors.h": "checkpoint",
