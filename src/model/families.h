@@ -35,6 +35,9 @@ struct Family {
   std::span<const std::string_view> architectures;  // config.json `architectures[0]` vLLM registers for them
   std::span<const ReviewedConfigKey> reviewed_keys;  // keys of these models without an effect on memory
   void (*parse)(const ParseContext& context, ModelSpec& model);
+  // Whether a config of this family may be an EAGLE draft head (parse_eagle_head reads its eagle_config
+  // and head layout: vLLM's EAGLE / EAGLE-3 drafters are built on these families' decoder layers).
+  bool reads_eagle_head = false;
 };
 
 // Every family, in the order of their files' names. A model type belongs to one family only.

@@ -164,7 +164,7 @@ ModelSpec parse_config(const std::string& config_json, const std::string& hf_qua
     model.family = std::string(match.family->name);
     match.family->parse(context, model);
   }
-  if (model.family == "llama" || model.family == "deepseek_v2") detail::parse_eagle_head(root, model);
+  if (!generic && match.family->reads_eagle_head) detail::parse_eagle_head(root, model);
 
   // The LM head stays unquantized: vLLM's fp8 and ModelOpt configs do not quantize ParallelLMHead,
   // and Kimi-K2.5 builds it without a quant config at all.

@@ -189,7 +189,8 @@ const Family& family_deepseek_v2() {
                                   .model_types = kModelTypes,
                                   .architectures = kArchitectures,
                                   .reviewed_keys = kReviewedKeys,
-                                  .parse = parse_deepseek_v2};
+                                  .parse = parse_deepseek_v2,
+                                  .reads_eagle_head = true};
   return kFamily;
 }
 

@@ -424,7 +424,8 @@ const Family& family_llama() {
                                   .model_types = kModelTypes,
                                   .architectures = kArchitectures,
                                   .reviewed_keys = kReviewedKeys,
-                                  .parse = parse_llama};
+                                  .parse = parse_llama,
+                                  .reads_eagle_head = true};
   return kFamily;
 }
 
