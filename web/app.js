@@ -186,7 +186,12 @@ function memorySegments(doc) {
   const segments = [];
   const components = g.weights_components && g.weights_components.length ? g.weights_components
                                                                            : [{ name: "weights", bytes: g.weights_bytes }];
-  for (const c of components) segments.push({ label: "weights: " + c.name.replace(/_/g, " "), bytes: c.bytes, kind: "weights" });
+  if (g.cpu_offloaded_bytes > 0) {
+    // --cpu-offload-gb or the prefetch offloader: the components are the model's, the GPU holds weights_bytes.
+    segments.push({ label: "weights on the GPU (" + fmtGib(g.cpu_offloaded_bytes) + " in CPU memory)", bytes: g.weights_bytes, kind: "weights" });
+  } else {
+    for (const c of components) segments.push({ label: "weights: " + c.name.replace(/_/g, " "), bytes: c.bytes, kind: "weights" });
+  }
   segments.push({ label: "activation peak (estimated)", bytes: g.activation_peak_bytes, kind: "activation" });
   if (g.encoder_profile_bytes) segments.push({ label: "encoder profile (estimated)", bytes: g.encoder_profile_bytes, kind: "activation" });
   segments.push({ label: "non-torch memory (estimated)", bytes: g.non_torch_bytes, kind: "nontorch" });
@@ -413,7 +418,8 @@ async function compute() {
     if (pastedLaunch.model) model = { model: pastedLaunch.model, label: pastedLaunch.model, serveName: pastedLaunch.model };
   }
   const request = { operation: "fit", model: model.model, gpu: $("gpu").value, hub: { offline: true } };
-  if (pastedLaunch) request.vllm_args = pastedLaunch.vllm_args;
+  // The line's own words, so that its notes (flags read with a caveat, or unknown) reach the warnings as the CLI's.
+  if (pastedLaunch) request.vllm_args = pastedLaunch.words;
   else request.deployment = deployment;
   if ($("version").value) request.vllm_version = $("version").value;
   const fit = engine.run(request);

@@ -408,6 +408,7 @@ Answer parse_vllm_args_operation(const JsonReader& r, const ConfigDir& configs) 
   j["model"] = text_or_null(line.model);
   j["revision"] = text_or_null(line.revision);
   j["download_dir"] = text_or_null(line.download_dir);
+  j["words"] = words;  // the line as words: what "vllm_args" of another operation takes, notes and all
   j["vllm_args"] = line.flags;
   j["arguments"] = arguments;
   j["environment"] = environment;

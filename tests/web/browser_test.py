@@ -32,7 +32,10 @@ DEPLOYMENTS = [
 ]
 HUB = {"name": "hub-qwen3", "model": "Qwen/Qwen3-8B", "gpu": "a100-80gb", "len": "40960",
        "cli": ["--gpu", "a100-80gb", "--max-model-len", "40960"]}
-# Launch lines pasted into the page, each against the CLI given the same line after `--`.
+# Launch lines pasted into the page, each against the CLI given the same line after `--`: two of the
+# page's own, then every launch line of the parity cases (tests/data/launch_lines/cases.json, which
+# tests/cli/launch_line_parity_test.cpp and python/tests/test_vllm_args.py hold the CLI's flags, the C
+# ABI and Python to).
 LINES = [
     {"name": "line-incident", "gpu": "rtx-pro-6000", "version": "0.15", "model": "nvidia/Kimi-K2.5-NVFP4",
      "line": "vllm serve nvidia/Kimi-K2.5-NVFP4 -tp 8 --kv-cache-dtype bfloat16 --gpu-memory-utilization 0.9"},
@@ -40,6 +43,9 @@ LINES = [
      "line": "VLLM_MLA_DISABLE=0 vllm serve deepseek-ai/DeepSeek-V3 -tp 8 --max-model-len 64k "
              "--speculative-config '{\"method\": \"mtp\", \"num_speculative_tokens\": 1}' --port 8000"},
 ]
+PARITY_CASES = pathlib.Path(__file__).resolve().parent.parent / "data" / "launch_lines" / "cases.json"
+LINES += [{"name": "parity-" + c["name"], "gpu": c["gpu"], "version": c.get("vllm_version", ""), "model": c["model"],
+           "line": c["line"]} for c in json.loads(PARITY_CASES.read_text())["cases"]]
 PASTED = {"name": "pasted-llama", "folder": "meta-llama__Llama-3.1-8B", "gpu": "l4", "len": "32768",
           "cli": ["--gpu", "l4", "--max-model-len", "32768"]}
 
@@ -185,7 +191,8 @@ def main():
             page.eval("document.getElementById('compute').click()")
             page.wait_for(f"Number(document.body.dataset.computed || 0) > {before}")
             failures += check(d["name"], shown(page), cli_fit_line(d["gpu"], d["version"], d["line"]), d["model"])
-            page.screenshot(ARTIFACTS / f"{d['name']}.png")
+            if not d["name"].startswith("parity-"):
+                page.screenshot(ARTIFACTS / f"{d['name']}.png")
         page.type_text("vllm-line", "")
 
         # A config pasted into the page: the same answer as the CLI on that folder.
