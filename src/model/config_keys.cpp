@@ -172,7 +172,22 @@ constexpr FamilyKey kByFamily[] = {
 
 }  // namespace
 
+namespace {
+
+// A token id by name and value: a key ending in `_id`, `_ids`, `_token_index` whose value is an integer
+// or a list of integers (`eod_token_id`, `pad_id`, `im_start_id`, `mask_init_id`: the tokenizer's, which
+// no layer is sized by). A size-like key never has such a name.
+bool is_token_id(std::string_view key, const nlohmann::json& value) {
+  const bool named = key.ends_with("_id") || key.ends_with("_ids") || key.ends_with("_token_index");
+  const auto integer = [](const nlohmann::json& v) { return v.is_number_integer(); };
+  const bool integers = integer(value) || (value.is_array() && !value.empty() && std::all_of(value.begin(), value.end(), integer));
+  return named && integers;
+}
+
+}  // namespace
+
 bool is_without_memory_effect(std::string_view family, std::string_view key, const nlohmann::json& value) {
+  if (is_token_id(key, value)) return true;
   if (std::any_of(std::begin(kAnyFamily), std::end(kAnyFamily), [&](const ReviewedKey& k) { return k.key == key; })) {
     return true;
   }

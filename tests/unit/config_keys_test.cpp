@@ -10,6 +10,7 @@
 #include "fixtures/safetensors_writer.h"
 #include "gpubudget/error.h"
 #include "gpubudget/fit.h"
+#include "gpubudget/model_config.h"
 #include "test_support.h"
 
 namespace gpubudget {
@@ -108,6 +109,23 @@ TEST(ConfigKeys, NemotronUltrasConfigIsModelledKeyByKey) {
   std::ofstream(dir / "config.json") << config.dump();
   const ModelSpec edited = load_model(dir.string(), test::configs());
   EXPECT_EQ(edited.unmodelled_config_keys, std::vector<std::string>{"moe_latent_expansion"});
+}
+
+// Token ids are named as such (`*_id`, `*_ids`, `*_token_index` holding integers: Hunyuan's eod_token_id,
+// pad_id, im_start_id, mask_init_id), and no layer is sized by them: no warning. The same names holding
+// something else, and a size-like name, still are.
+TEST(ConfigKeys, TokenIdsByNameAndValueAreNoWarning) {
+  std::ifstream in(std::string(GPUBUDGET_TEST_CONFIG_DIR) + "/models/meta-llama__Llama-3.1-8B/config.json");
+  auto config = nlohmann::json::parse(in);
+  config["eod_token_id"] = 127960;
+  config["pad_id"] = 127961;
+  config["im_start_id"] = 127962;
+  config["stop_token_ids"] = {1, 2};
+  config["mask_token_index"] = 3;
+  config["text_start_id"] = "<text>";    // not an integer: a doubt to say
+  config["expert_group_size"] = 4;       // size-like
+  const ModelSpec m = parse_model_config(config.dump(), "", "token-ids");
+  EXPECT_EQ(m.unmodelled_config_keys, (std::vector<std::string>{"expert_group_size", "text_start_id"}));
 }
 
 }  // namespace
