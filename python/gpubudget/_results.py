@@ -47,6 +47,10 @@ class Warning(str):  # noqa: A001 (gpubudget.Warning; the builtin stays builtins
         self.code = code
         return self
 
+    def __getnewargs__(self) -> Tuple[str, str]:
+        # copy, pickle and dataclasses.asdict rebuild it with both arguments.
+        return (str(self), self.code)
+
     def __repr__(self) -> str:
         return f"Warning({str(self)!r}, code={self.code!r})"
 

@@ -87,3 +87,15 @@ def test_warnings_and_notes_carry_their_codes():
     mla = result.warnings[codes.index("mla_disabled")]
     assert isinstance(mla, str) and mla == "VLLM_MLA_DISABLE=1 changes nothing: the model has no MLA layers"
     assert repr(mla).startswith("Warning(")
+
+
+def test_warnings_survive_copy_pickle_and_asdict():
+    import copy
+    import dataclasses
+    import pickle
+
+    result = gpubudget.fit("meta-llama/Llama-3.1-8B", gpu="h100", vllm_args=["--frobnicate"])
+    assert [w.code for w in result.warnings] == ["flag_unknown"]
+    for again in (copy.deepcopy(result.warnings[0]), pickle.loads(pickle.dumps(result.warnings[0]))):
+        assert again == result.warnings[0] and again.code == "flag_unknown"
+    assert dataclasses.asdict(result)["warnings"][0].code == "flag_unknown"
